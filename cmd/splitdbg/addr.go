@@ -1,0 +1,220 @@
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/splitdbg/splitdbg/splitinfo"
+)
+
+var addrCmd = &command{
+	name:    "addr",
+	args:    "[-json] BIN ADDR... | -",
+	summary: "map addresses to logical functions, in any fragment",
+	help: `
+Maps each address to the logical function whose fragments hold it:
+"function" is the logical name even for an address in foo.cold, "fragment"
+the fragment's index in logical order, "symbol" the fragment's own symbol,
+and "offset" the offset within the logical function (its fragments
+concatenated in logical order).
+
+ADDR is hexadecimal with a 0x prefix, or decimal. With "-", addresses are
+read from standard input, one per line, and answered as they arrive.`,
+	setup: func(fs *flag.FlagSet) func(*cli, []string) error {
+		asJSON := fs.Bool("json", false, "print JSON")
+		return func(c *cli, args []string) error {
+			if len(args) < 2 {
+				return usagef("want BIN and at least one ADDR or -")
+			}
+			stream := len(args) == 2 && args[1] == "-"
+			var addrs []uint64
+			if !stream {
+				for _, a := range args[1:] {
+					v, err := parseAddr(a)
+					if err != nil {
+						return usagef("%v", err)
+					}
+					addrs = append(addrs, v)
+				}
+			}
+			t, err := splitinfo.Open(args[0])
+			if err != nil {
+				return err
+			}
+			w := &addrWriter{w: bufio.NewWriterSize(c.stdout, 64<<10), t: t, json: *asJSON}
+			w.begin()
+			if stream {
+				err = w.stream(c.stdin)
+			} else {
+				for _, a := range addrs {
+					w.write(a)
+				}
+			}
+			w.end()
+			if ferr := w.w.Flush(); err == nil {
+				err = ferr
+			}
+			return err
+		}
+	},
+}
+
+// parseAddr parses "0x..." as hexadecimal and anything else as decimal.
+func parseAddr(s string) (uint64, error) {
+	s = strings.TrimSpace(s)
+	if h, ok := strings.CutPrefix(strings.ToLower(s), "0x"); ok {
+		v, err := strconv.ParseUint(h, 16, 64)
+		if err != nil {
+			return 0, fmt.Errorf("bad address %q", s)
+		}
+		return v, nil
+	}
+	v, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("bad address %q", s)
+	}
+	return v, nil
+}
+
+// addrWriter formats lookups without allocating per address.
+type addrWriter struct {
+	w    *bufio.Writer
+	t    *splitinfo.Table
+	json bool
+	n    int
+	buf  []byte
+}
+
+func (a *addrWriter) begin() {
+	if a.json {
+		a.w.WriteString("[")
+	}
+}
+
+func (a *addrWriter) end() {
+	if a.json {
+		if a.n > 0 {
+			a.w.WriteString("\n")
+		}
+		a.w.WriteString("]\n")
+	}
+}
+
+// stream answers one address per input line, flushing whenever the input
+// has nothing more buffered so that an interactive peer gets its answers.
+func (a *addrWriter) stream(in io.Reader) error {
+	r := bufio.NewReaderSize(in, 64<<10)
+	for lineNo := 1; ; lineNo++ {
+		line, err := r.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			return fmt.Errorf("stdin line %d: too long", lineNo)
+		}
+		if s := strings.TrimSpace(string(line)); s != "" {
+			v, perr := parseAddr(s)
+			if perr != nil {
+				return fmt.Errorf("stdin line %d: %v", lineNo, perr)
+			}
+			a.write(v)
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("stdin: %w", err)
+		}
+		if r.Buffered() == 0 {
+			if err := a.w.Flush(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func (a *addrWriter) write(addr uint64) {
+	loc, ok := a.t.Lookup(addr)
+	b := a.buf[:0]
+	if a.json {
+		if a.n > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, "\n{\"addr\":"...)
+		b = strconv.AppendUint(b, addr, 10)
+		b = append(b, ",\"found\":"...)
+		b = strconv.AppendBool(b, ok)
+		if ok {
+			f := loc.Fragment()
+			b = append(b, ",\"function\":"...)
+			b = appendJSONString(b, loc.Proc.Name)
+			b = append(b, ",\"fragment\":"...)
+			b = strconv.AppendInt(b, int64(loc.Frag), 10)
+			b = append(b, ",\"kind\":"...)
+			b = appendJSONString(b, f.Kind.String())
+			b = append(b, ",\"symbol\":"...)
+			b = appendJSONString(b, f.Symbol)
+			b = append(b, ",\"offset\":"...)
+			b = strconv.AppendUint(b, loc.Offset, 10)
+		}
+		b = append(b, '}')
+	} else {
+		b = append(b, "0x"...)
+		b = strconv.AppendUint(b, addr, 16)
+		if ok {
+			f := loc.Fragment()
+			b = append(b, ' ')
+			b = append(b, loc.Proc.Name...)
+			b = append(b, "+0x"...)
+			b = strconv.AppendUint(b, loc.Offset, 16)
+			b = append(b, " (fragment "...)
+			b = strconv.AppendInt(b, int64(loc.Frag), 10)
+			b = append(b, ' ')
+			b = append(b, f.Kind.String()...)
+			if f.Symbol != "" {
+				b = append(b, ' ')
+				b = append(b, f.Symbol...)
+			}
+			b = append(b, ')')
+		} else {
+			b = append(b, " ??"...)
+		}
+		b = append(b, '\n')
+	}
+	a.w.Write(b)
+	a.buf = b
+	a.n++
+}
+
+// appendJSONString appends s as a JSON string (RFC 8259, section 7).
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c < 0x20:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
+			default:
+				b = append(b, c)
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b = append(b, `\ufffd`...)
+		} else {
+			b = append(b, s[i:i+n]...)
+		}
+		i += n
+	}
+	return append(b, '"')
+}
+
+func newFlushWriter(w io.Writer) *bufio.Writer { return bufio.NewWriter(w) }

@@ -1,0 +1,164 @@
+// Command splitdbg makes split functions first-class for debuggers and
+// profilers: it rebuilds each logical function of an ELF binary from all
+// its fragments (foo, foo.cold, foo.cold.0, foo.__part.1, ...) and
+// answers address and name questions about them.
+//
+// Run "splitdbg help" for the commands.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// command is one subcommand. setup defines its flags on fs and returns
+// the function that runs it on the positional arguments.
+type command struct {
+	name, args, summary string
+	help                string
+	setup               func(fs *flag.FlagSet) func(c *cli, args []string) error
+}
+
+var commands []*command
+
+func init() {
+	commands = []*command{funcsCmd, addrCmd, demoCmd}
+}
+
+// cli carries the process's streams, so tests can run commands in-process.
+type cli struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+// usageError is a bad command line: exit status 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+func main() {
+	os.Exit((&cli{os.Stdin, os.Stdout, os.Stderr}).main(os.Args[1:]))
+}
+
+const overview = `splitdbg makes split functions first-class for debuggers and profilers.
+
+Optimizers move parts of a function far from its entry (foo + foo.cold from
+GCC, foo.__part.N and foo.cold from clang, foo.cold.N from BOLT). splitdbg
+rebuilds each logical function from all its fragments.
+
+Usage:
+  splitdbg COMMAND [flags] ARGS
+
+Commands:
+`
+
+func (c *cli) usage(w io.Writer) {
+	fmt.Fprint(w, overview)
+	for _, cmd := range commands {
+		fmt.Fprintf(w, "  %-10s %s\n", cmd.name, cmd.summary)
+	}
+	fmt.Fprint(w, "\nRun \"splitdbg help COMMAND\" or \"splitdbg COMMAND -help\" for details.\n"+
+		"Exit status: 0 success, 1 error, 2 usage.\n")
+}
+
+func lookupCommand(name string) *command {
+	for _, cmd := range commands {
+		if cmd.name == name {
+			return cmd
+		}
+	}
+	return nil
+}
+
+func (c *cli) main(args []string) int {
+	if len(args) == 0 {
+		c.usage(c.stderr)
+		return 2
+	}
+	name := args[0]
+	switch name {
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 {
+			if cmd := lookupCommand(args[1]); cmd != nil {
+				c.commandHelp(c.stdout, cmd)
+				return 0
+			}
+			fmt.Fprintf(c.stderr, "splitdbg: unknown command %q\n", args[1])
+			return 2
+		}
+		c.usage(c.stdout)
+		return 0
+	}
+	cmd := lookupCommand(name)
+	if cmd == nil {
+		fmt.Fprintf(c.stderr, "splitdbg: unknown command %q\n\n", name)
+		c.usage(c.stderr)
+		return 2
+	}
+	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
+	run := cmd.setup(fs)
+	pos, err := parseFlags(fs, args[1:])
+	if err == nil {
+		err = run(c, pos)
+	}
+	var ue *usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		c.commandHelp(c.stdout, cmd)
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(c.stderr, "splitdbg %s: %s\nusage: splitdbg %s %s\n", cmd.name, ue.msg, cmd.name, cmd.args)
+		return 2
+	default:
+		fmt.Fprintf(c.stderr, "splitdbg %s: %s\n", cmd.name, oneLine(err.Error()))
+		return 1
+	}
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func (c *cli) commandHelp(w io.Writer, cmd *command) {
+	fmt.Fprintf(w, "usage: splitdbg %s %s\n\n%s\n", cmd.name, cmd.args, strings.TrimSpace(cmd.help))
+	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
+	cmd.setup(fs)
+	has := false
+	fs.VisitAll(func(*flag.Flag) { has = true })
+	if has {
+		fmt.Fprintln(w, "\nFlags:")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+	}
+}
+
+// parseFlags parses flags that may appear before or between positional
+// arguments, and returns the positional arguments. A lone "-" is an
+// argument.
+func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	fs.SetOutput(io.Discard)
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, usagef("%v", err)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}

@@ -1,0 +1,350 @@
+// Package cursor is the one byte cursor every splitdbg decoder reads with:
+// fixed-width little- and big-endian integers, ULEB128 and SLEB128 (DWARF 5,
+// section 7.6), NUL-terminated strings and sub-slices, with the
+// first-error-wins rule. Once a read fails, every later read returns zero
+// and the cursor keeps the first error, a *DecodeError naming the section
+// and the offset where decoding went wrong. A decoder can therefore read a
+// whole record and check Err once.
+package cursor
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Sentinel errors wrapped by *DecodeError, for errors.Is.
+var (
+	// ErrTruncated means the input ended inside a value.
+	ErrTruncated = errors.New("truncated")
+	// ErrCorrupt means a value is out of range or inconsistent.
+	ErrCorrupt = errors.New("corrupt")
+	// ErrOverflow means a LEB128 value does not fit in 64 bits.
+	ErrOverflow = errors.New("LEB128 value overflows 64 bits")
+	// ErrUnsupportedVersion means a format version this code does not know.
+	ErrUnsupportedVersion = errors.New("unsupported version")
+	// ErrUnsupported means a valid input that uses something not implemented.
+	ErrUnsupported = errors.New("unsupported")
+)
+
+// DecodeError reports malformed input: the section being decoded, the byte
+// offset within it, and the underlying error (usually one of the sentinels).
+type DecodeError struct {
+	Section string
+	Offset  int64
+	Err     error
+}
+
+func (e *DecodeError) Error() string {
+	return fmt.Sprintf("%s+%#x: %v", e.Section, e.Offset, e.Err)
+}
+
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+// Errorf returns a *DecodeError for section at off wrapping sentinel, with
+// a formatted detail.
+func Errorf(section string, off int64, sentinel error, format string, args ...any) *DecodeError {
+	return &DecodeError{Section: section, Offset: off, Err: fmt.Errorf("%w: "+format, append([]any{sentinel}, args...)...)}
+}
+
+// Cursor reads values from a byte slice. The zero value is an empty cursor.
+type Cursor struct {
+	section string
+	base    int64 // offset of data[0] within the section
+	data    []byte
+	off     int
+	err     *DecodeError
+}
+
+// New returns a cursor over data, which starts at offset base of section.
+func New(section string, base int64, data []byte) *Cursor {
+	return &Cursor{section: section, base: base, data: data}
+}
+
+// Reset makes c read data, keeping no error; it lets a hot loop reuse one
+// cursor without allocating.
+func (c *Cursor) Reset(section string, base int64, data []byte) {
+	*c = Cursor{section: section, base: base, data: data}
+}
+
+// Err returns the first error, or nil. Its type is *DecodeError.
+func (c *Cursor) Err() error {
+	if c.err == nil {
+		return nil
+	}
+	return c.err
+}
+
+// Offset returns the section offset of the next byte to read.
+func (c *Cursor) Offset() int64 { return c.base + int64(c.off) }
+
+// Pos returns the index of the next byte within the cursor's data.
+func (c *Cursor) Pos() int { return c.off }
+
+// Len returns the number of unread bytes.
+func (c *Cursor) Len() int { return len(c.data) - c.off }
+
+// Done reports whether all bytes were read or an error occurred.
+func (c *Cursor) Done() bool { return c.err != nil || c.off >= len(c.data) }
+
+// Fail records err at the current offset unless an error is already
+// recorded. It returns the recorded error.
+func (c *Cursor) Fail(sentinel error, format string, args ...any) error {
+	return c.FailAt(c.Offset(), sentinel, format, args...)
+}
+
+// FailAt is Fail with an explicit section offset.
+func (c *Cursor) FailAt(off int64, sentinel error, format string, args ...any) error {
+	if c.err == nil {
+		c.err = Errorf(c.section, off, sentinel, format, args...)
+		c.off = len(c.data)
+	}
+	return c.err
+}
+
+func (c *Cursor) need(n int, what string) bool {
+	if c.err != nil {
+		return false
+	}
+	if n < 0 || len(c.data)-c.off < n {
+		c.Fail(ErrTruncated, "%s needs %d bytes, %d left", what, n, len(c.data)-c.off)
+		return false
+	}
+	return true
+}
+
+// U8 reads one byte.
+func (c *Cursor) U8() uint8 {
+	if !c.need(1, "u8") {
+		return 0
+	}
+	v := c.data[c.off]
+	c.off++
+	return v
+}
+
+// U16 reads a little-endian uint16.
+func (c *Cursor) U16() uint16 {
+	if !c.need(2, "u16") {
+		return 0
+	}
+	v := binary.LittleEndian.Uint16(c.data[c.off:])
+	c.off += 2
+	return v
+}
+
+// U32 reads a little-endian uint32.
+func (c *Cursor) U32() uint32 {
+	if !c.need(4, "u32") {
+		return 0
+	}
+	v := binary.LittleEndian.Uint32(c.data[c.off:])
+	c.off += 4
+	return v
+}
+
+// U64 reads a little-endian uint64.
+func (c *Cursor) U64() uint64 {
+	if !c.need(8, "u64") {
+		return 0
+	}
+	v := binary.LittleEndian.Uint64(c.data[c.off:])
+	c.off += 8
+	return v
+}
+
+// I32 reads a little-endian int32.
+func (c *Cursor) I32() int32 { return int32(c.U32()) }
+
+// Uint reads a little-endian unsigned integer of size 1, 2, 4 or 8 bytes.
+func (c *Cursor) Uint(size int) uint64 {
+	switch size {
+	case 1:
+		return uint64(c.U8())
+	case 2:
+		return uint64(c.U16())
+	case 4:
+		return uint64(c.U32())
+	case 8:
+		return c.U64()
+	}
+	c.Fail(ErrCorrupt, "integer size %d", size)
+	return 0
+}
+
+// U32BE reads a big-endian uint32.
+func (c *Cursor) U32BE() uint32 {
+	if !c.need(4, "u32") {
+		return 0
+	}
+	v := binary.BigEndian.Uint32(c.data[c.off:])
+	c.off += 4
+	return v
+}
+
+// ULEB128 reads an unsigned LEB128 value. Values over 64 bits are ErrOverflow.
+func (c *Cursor) ULEB128() uint64 {
+	if c.err != nil {
+		return 0
+	}
+	start := c.off
+	var v uint64
+	var shift uint
+	for {
+		if c.off >= len(c.data) {
+			c.FailAt(c.base+int64(start), ErrTruncated, "unterminated ULEB128")
+			return 0
+		}
+		b := c.data[c.off]
+		c.off++
+		if shift == 63 && b&0x7f > 1 || shift > 63 && b&0x7f != 0 {
+			c.FailAt(c.base+int64(start), ErrOverflow, "ULEB128")
+			return 0
+		}
+		if shift < 64 {
+			v |= uint64(b&0x7f) << shift
+		}
+		shift += 7
+		if b&0x80 == 0 {
+			return v
+		}
+	}
+}
+
+// ULEB128Max reads a ULEB128 value and fails with ErrCorrupt if it exceeds max.
+func (c *Cursor) ULEB128Max(max uint64, what string) uint64 {
+	off := c.Offset()
+	v := c.ULEB128()
+	if v > max {
+		c.FailAt(off, ErrCorrupt, "%s %d exceeds %d", what, v, max)
+		return 0
+	}
+	return v
+}
+
+// SLEB128 reads a signed LEB128 value. Values over 64 bits are ErrOverflow.
+func (c *Cursor) SLEB128() int64 {
+	if c.err != nil {
+		return 0
+	}
+	start := c.off
+	var v int64
+	var shift uint
+	var b byte
+	for {
+		if c.off >= len(c.data) {
+			c.FailAt(c.base+int64(start), ErrTruncated, "unterminated SLEB128")
+			return 0
+		}
+		b = c.data[c.off]
+		c.off++
+		slice := int64(b & 0x7f)
+		var ext int64
+		if v < 0 {
+			ext = 0x7f
+		}
+		if shift >= 64 && slice != ext || shift == 63 && slice != 0 && slice != 0x7f {
+			c.FailAt(c.base+int64(start), ErrOverflow, "SLEB128")
+			return 0
+		}
+		if shift < 64 {
+			v |= slice << shift
+		}
+		shift += 7
+		if b&0x80 == 0 {
+			break
+		}
+	}
+	if shift < 64 && b&0x40 != 0 {
+		v |= -1 << shift
+	}
+	return v
+}
+
+// Bytes returns the next n bytes without copying. The result aliases the
+// cursor's data.
+func (c *Cursor) Bytes(n int) []byte {
+	if !c.need(n, "byte string") {
+		return nil
+	}
+	b := c.data[c.off : c.off+n : c.off+n]
+	c.off += n
+	return b
+}
+
+// Skip advances n bytes.
+func (c *Cursor) Skip(n int) {
+	if c.need(n, "skip") {
+		c.off += n
+	}
+}
+
+// CString reads a NUL-terminated string and returns it without the NUL.
+// The result aliases the cursor's data.
+func (c *Cursor) CString() []byte {
+	if c.err != nil {
+		return nil
+	}
+	for i := c.off; i < len(c.data); i++ {
+		if c.data[i] == 0 {
+			s := c.data[c.off:i:i]
+			c.off = i + 1
+			return s
+		}
+	}
+	c.Fail(ErrTruncated, "unterminated string")
+	return nil
+}
+
+// Align advances to the next multiple of a (a power of two) relative to
+// the start of the cursor's data.
+func (c *Cursor) Align(a int) {
+	if a <= 1 || c.err != nil {
+		return
+	}
+	pad := (a - c.off%a) % a
+	if pad > c.Len() {
+		pad = c.Len()
+	}
+	c.off += pad
+}
+
+// Sub returns a cursor over the next n bytes and advances past them. The
+// sub-cursor reports offsets in the same section.
+func (c *Cursor) Sub(n int) Cursor {
+	off := c.Offset()
+	b := c.Bytes(n)
+	if c.err != nil {
+		return Cursor{section: c.section, base: off, err: c.err}
+	}
+	return Cursor{section: c.section, base: off, data: b}
+}
+
+// Count reads a ULEB128 element count and checks that count elements of at
+// least minSize bytes each can still fit in the unread input, so that a
+// decoder may allocate count elements safely.
+func (c *Cursor) Count(minSize int, what string) int {
+	off := c.Offset()
+	n := c.ULEB128()
+	return c.checkCount(off, n, minSize, what)
+}
+
+// CheckCount validates a count read by other means (see Count).
+func (c *Cursor) CheckCount(n uint64, minSize int, what string) int {
+	return c.checkCount(c.Offset(), n, minSize, what)
+}
+
+func (c *Cursor) checkCount(off int64, n uint64, minSize int, what string) int {
+	if c.err != nil {
+		return 0
+	}
+	if minSize < 1 {
+		minSize = 1
+	}
+	if n > math.MaxInt32 || n*uint64(minSize) > uint64(c.Len()) {
+		c.FailAt(off, ErrCorrupt, "%s count %d exceeds the %d bytes left", what, n, c.Len())
+		return 0
+	}
+	return int(n)
+}

@@ -1,0 +1,187 @@
+// Package elfx is splitdbg's access layer over debug/elf: it opens files
+// memory-mapped (golang.org/x/exp/mmap), so that only the sections a
+// caller asks for are ever copied into the heap, and it adds what every
+// splitdbg source needs: function symbols with the STT_FILE they belong
+// to, section data by name or type (decompressing SHF_COMPRESSED
+// sections, as debug/elf does), and reads of code by virtual address.
+package elfx
+
+import (
+	"bytes"
+	"debug/dwarf"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+
+	"golang.org/x/exp/mmap"
+)
+
+// File is an ELF file opened for reading. It is safe for concurrent use
+// once opened, except Close.
+type File struct {
+	*elf.File
+	Name   string // the path it was opened from, for error messages
+	closer io.Closer
+	alloc  []*elf.Section // SHF_ALLOC sections with file contents, by address
+}
+
+// Open memory-maps the ELF file at path.
+func Open(path string) (*File, error) {
+	m, err := mmap.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := NewFile(path, m)
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	f.closer = m
+	return f, nil
+}
+
+// NewFile reads an ELF file from r; name is used in error messages.
+func NewFile(name string, r io.ReaderAt) (*File, error) {
+	ef, err := elf.NewFile(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	f := &File{File: ef, Name: name}
+	for _, s := range ef.Sections {
+		if s.Flags&elf.SHF_ALLOC != 0 && s.Type != elf.SHT_NOBITS && s.Size > 0 && s.Addr != 0 {
+			f.alloc = append(f.alloc, s)
+		}
+	}
+	sort.SliceStable(f.alloc, func(i, j int) bool { return f.alloc[i].Addr < f.alloc[j].Addr })
+	return f, nil
+}
+
+// NewBytes reads an ELF file held in memory.
+func NewBytes(name string, data []byte) (*File, error) {
+	return NewFile(name, bytes.NewReader(data))
+}
+
+// Close releases the mapping.
+func (f *File) Close() error {
+	if f.closer != nil {
+		return f.closer.Close()
+	}
+	return nil
+}
+
+// Data returns the contents of section s, decompressed. The error names
+// the file and section.
+func (f *File) Data(s *elf.Section) ([]byte, error) {
+	if s.Type == elf.SHT_NOBITS {
+		return nil, nil
+	}
+	d, err := s.Data()
+	if err != nil {
+		return nil, fmt.Errorf("%s: section %s: %w", f.Name, s.Name, err)
+	}
+	return d, nil
+}
+
+// SectionData returns the decompressed contents of the first section
+// named name, or nil and no error if there is none.
+func (f *File) SectionData(name string) ([]byte, *elf.Section, error) {
+	s := f.Section(name)
+	if s == nil {
+		return nil, nil, nil
+	}
+	d, err := f.Data(s)
+	return d, s, err
+}
+
+// ReadVA reads n bytes of file contents at virtual address addr. The
+// range must lie within one allocated section.
+func (f *File) ReadVA(addr uint64, n uint64) ([]byte, error) {
+	i := sort.Search(len(f.alloc), func(i int) bool { return f.alloc[i].Addr+f.alloc[i].Size > addr })
+	if i == len(f.alloc) || f.alloc[i].Addr > addr {
+		return nil, fmt.Errorf("%s: address %#x is in no section with contents", f.Name, addr)
+	}
+	s := f.alloc[i]
+	if addr+n > s.Addr+s.Size || addr+n < addr {
+		return nil, fmt.Errorf("%s: range [%#x,%#x) runs past section %s", f.Name, addr, addr+n, s.Name)
+	}
+	if s.Flags&elf.SHF_COMPRESSED != 0 {
+		return nil, fmt.Errorf("%s: section %s is compressed", f.Name, s.Name)
+	}
+	buf := make([]byte, n)
+	if _, err := s.ReadAt(buf, int64(addr-s.Addr)); err != nil {
+		return nil, fmt.Errorf("%s: reading section %s at %#x: %w", f.Name, s.Name, addr-s.Addr, err)
+	}
+	return buf, nil
+}
+
+// Symbol is an ELF symbol with the source file (the preceding STT_FILE
+// symbol) that a local symbol belongs to.
+type Symbol struct {
+	Name    string
+	Value   uint64
+	Size    uint64
+	Type    elf.SymType
+	Bind    elf.SymBind
+	Section elf.SectionIndex
+	File    string // for STB_LOCAL symbols: the STT_FILE in force; "" otherwise
+}
+
+// IsCode reports whether s is a function symbol defined in this file
+// (STT_FUNC or STT_GNU_IFUNC, not undefined, not absolute).
+func (s *Symbol) IsCode() bool {
+	return (s.Type == elf.STT_FUNC || s.Type == elf.STT_GNU_IFUNC) &&
+		s.Section != elf.SHN_UNDEF && s.Section != elf.SHN_ABS && s.Section < elf.SHN_LORESERVE
+}
+
+// ErrNoSymbols is returned by FuncSymbols when the file has neither
+// .symtab nor .dynsym.
+var ErrNoSymbols = errors.New("no symbol table")
+
+// FuncSymbols returns the function symbols of .symtab, or of .dynsym when
+// there is no .symtab, in table order.
+func (f *File) FuncSymbols() ([]Symbol, error) {
+	syms, err := f.Symbols()
+	if errors.Is(err, elf.ErrNoSymbols) {
+		syms, err = f.DynamicSymbols()
+	}
+	if errors.Is(err, elf.ErrNoSymbols) {
+		return nil, ErrNoSymbols
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: symbol table: %w", f.Name, err)
+	}
+	var out []Symbol
+	file := ""
+	for i := range syms {
+		s := &syms[i]
+		typ, bind := elf.ST_TYPE(s.Info), elf.ST_BIND(s.Info)
+		if typ == elf.STT_FILE {
+			file = s.Name
+			continue
+		}
+		sym := Symbol{Name: s.Name, Value: s.Value, Size: s.Size, Type: typ, Bind: bind, Section: s.Section}
+		if !sym.IsCode() {
+			continue
+		}
+		if bind == elf.STB_LOCAL {
+			sym.File = file
+		}
+		out = append(out, sym)
+	}
+	return out, nil
+}
+
+// DWARF returns the file's DWARF data, or nil and no error when the file
+// has no .debug_info.
+func (f *File) DWARF() (*dwarf.Data, error) {
+	if f.Section(".debug_info") == nil && f.Section(".zdebug_info") == nil {
+		return nil, nil
+	}
+	d, err := f.File.DWARF()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.Name, err)
+	}
+	return d, nil
+}

@@ -1,0 +1,426 @@
+package splitinfo
+
+import (
+	"cmp"
+	"debug/dwarf"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/splitdbg/splitdbg/internal/elfx"
+)
+
+// Open builds the Table of the ELF file at path (the seed's sp_init).
+func Open(path string) (*Table, error) {
+	f, err := elfx.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return FromELF(f)
+}
+
+// Read builds the Table of the ELF file read from r; name is used in
+// error messages.
+func Read(name string, r io.ReaderAt) (*Table, error) {
+	f, err := elfx.NewFile(name, r)
+	if err != nil {
+		return nil, err
+	}
+	return FromELF(f)
+}
+
+// FromELF builds the Table of an opened ELF file. It is how splitdbg's
+// own packages share one open file between the Table and other readers.
+func FromELF(f *elfx.File) (*Table, error) {
+	if f.Type == elf.ET_REL {
+		return nil, fmt.Errorf("%s: relocatable object: procedures need final addresses; link it first", f.Name)
+	}
+	b := &builder{f: f, fragAt: make(map[uint64]fragRef)}
+	syms, err := f.FuncSymbols()
+	if err != nil && !errors.Is(err, elfx.ErrNoSymbols) {
+		return nil, err
+	}
+	b.addSymbols(syms)
+	d, err := f.DWARF()
+	if err != nil {
+		return nil, err
+	}
+	if d != nil {
+		fns, err := dwarfFuncs(d, b.isCode)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Name, err)
+		}
+		for i := range fns {
+			b.addDWARF(&fns[i])
+		}
+		b.checkDWARFCoverage()
+	}
+	return b.finish()
+}
+
+// builder merges the evidence of all sources into procedures.
+type builder struct {
+	f      *elfx.File
+	procs  []*bproc
+	fragAt map[uint64]fragRef // fragment start → owner
+}
+
+type bproc struct {
+	Proc
+	die     dwarf.Offset   // the subprogram that owns the entry
+	fragDIE []dwarf.Offset // per fragment: the subprogram whose ranges hold it
+	orphan  bool           // a fragment-named symbol whose parent was not found
+	dead    bool           // merged into another procedure
+}
+
+type fragRef struct {
+	p *bproc
+	i int
+}
+
+func (p *bproc) conflict(addr uint64, format string, args ...any) {
+	p.Conflicts = append(p.Conflicts, Conflict{Addr: addr, Detail: fmt.Sprintf(format, args...)})
+}
+
+func (b *builder) addFragment(p *bproc, f Fragment, die dwarf.Offset) {
+	p.Fragments = append(p.Fragments, f)
+	p.fragDIE = append(p.fragDIE, die)
+	p.Sources |= f.Sources
+	if _, taken := b.fragAt[f.Start]; !taken {
+		b.fragAt[f.Start] = fragRef{p, len(p.Fragments) - 1}
+	}
+}
+
+// isCode rejects the addresses linkers give to discarded code: 0 and the
+// -1/-2 tombstones.
+func (b *builder) isCode(r Range) bool {
+	return r.Start != 0 && r.Start < ^uint64(1)
+}
+
+// symGroup is the set of function symbols at one address.
+type symGroup struct {
+	addr, size uint64
+	names      []string // primary first
+	local      bool
+	file       string
+	parent     string // for fragment-named groups
+	kind       Kind
+	proc       *bproc
+}
+
+func symRank(s *elfx.Symbol) int {
+	r := 0
+	if _, _, ok := fragmentName(s.Name); ok {
+		r += 4
+	}
+	switch s.Bind {
+	case elf.STB_GLOBAL:
+	case elf.STB_WEAK:
+		r++
+	default:
+		r += 2
+	}
+	return r
+}
+
+func (b *builder) addSymbols(syms []elfx.Symbol) {
+	syms = slices.DeleteFunc(syms, func(s elfx.Symbol) bool { return s.Size == 0 || !b.isCode(Range{s.Value, s.Value + 1}) })
+	slices.SortStableFunc(syms, func(x, y elfx.Symbol) int {
+		return cmp.Or(cmp.Compare(x.Value, y.Value), cmp.Compare(symRank(&x), symRank(&y)),
+			cmp.Compare(len(x.Name), len(y.Name)), strings.Compare(x.Name, y.Name))
+	})
+	var groups []*symGroup
+	for i := 0; i < len(syms); {
+		j := i
+		g := &symGroup{addr: syms[i].Value, local: syms[i].Bind == elf.STB_LOCAL, file: syms[i].File}
+		for ; j < len(syms) && syms[j].Value == g.addr; j++ {
+			if !slices.Contains(g.names, syms[j].Name) {
+				g.names = append(g.names, syms[j].Name)
+			}
+			g.size = max(g.size, syms[j].Size)
+		}
+		g.parent, g.kind, _ = fragmentName(g.names[0])
+		groups = append(groups, g)
+		i = j
+	}
+	byName := make(map[string][]*symGroup, len(groups))
+	for _, g := range groups {
+		for _, n := range g.names {
+			byName[n] = append(byName[n], g)
+		}
+	}
+	// Procedures start at every symbol that is not a fragment.
+	for _, g := range groups {
+		if g.parent != "" {
+			continue
+		}
+		g.proc = b.newProc(g)
+	}
+	// Attach fragments to their parents, following chains such as
+	// foo.cold.cold.0 → foo.cold → foo.
+	var resolve func(g *symGroup, depth int) *bproc
+	resolve = func(g *symGroup, depth int) *bproc {
+		if g.proc != nil {
+			return g.proc
+		}
+		parent := pickParent(g, byName[g.parent])
+		if parent == nil || depth > 8 {
+			g.proc = b.newProc(g)
+			g.proc.orphan = true
+			g.proc.conflict(g.addr, "fragment symbol %s has no parent symbol %s", g.names[0], g.parent)
+			return g.proc
+		}
+		p := resolve(parent, depth+1)
+		if p.orphan {
+			// The parent chain ended without an entry: keep g on its own.
+			g.proc = b.newProc(g)
+			g.proc.orphan = true
+			return g.proc
+		}
+		b.addFragment(p, Fragment{Range: Range{g.addr, g.addr + g.size}, Symbol: g.names[0], Kind: g.kind, Sources: FromSymbols}, 0)
+		g.proc = p
+		return p
+	}
+	for _, g := range groups {
+		resolve(g, 0)
+	}
+}
+
+// pickParent chooses among the symbols named like g's parent: the one in
+// the same STT_FILE, else a global one, else the nearest.
+func pickParent(g *symGroup, cands []*symGroup) *symGroup {
+	var best *symGroup
+	score := func(c *symGroup) (int, uint64) {
+		s := 2
+		switch {
+		case c.local && g.file != "" && c.file == g.file:
+			s = 0
+		case !c.local:
+			s = 1
+		}
+		d := c.addr - g.addr
+		if g.addr > c.addr {
+			d = g.addr - c.addr
+		}
+		return s, d
+	}
+	for _, c := range cands {
+		if c == g {
+			continue
+		}
+		if best == nil {
+			best = c
+			continue
+		}
+		cs, cd := score(c)
+		bs, bd := score(best)
+		if cs < bs || cs == bs && cd < bd {
+			best = c
+		}
+	}
+	return best
+}
+
+func (b *builder) newProc(g *symGroup) *bproc {
+	p := &bproc{Proc: Proc{Name: g.names[0], Aliases: slices.Clone(g.names[1:]), Entry: g.addr, Local: g.local, CompUnit: g.file}}
+	b.addFragment(p, Fragment{Range: Range{g.addr, g.addr + g.size}, Symbol: g.names[0], Kind: Hot, Sources: FromSymbols}, 0)
+	b.procs = append(b.procs, p)
+	return p
+}
+
+// addDWARF merges one subprogram into the procedures.
+func (b *builder) addDWARF(fn *dwarfFunc) {
+	var owner *bproc
+	for _, r := range fn.ranges {
+		if ref, ok := b.fragAt[r.Start]; ok && ref.i == 0 && !ref.p.orphan && !ref.p.dead {
+			owner = ref.p
+			break
+		}
+	}
+	if owner == nil {
+		b.addDWARFOnly(fn)
+		return
+	}
+	if owner.die != 0 {
+		// Identical code folding: two subprograms share the code.
+		if n := fn.name; n != "" && !owner.HasName(n) {
+			owner.Aliases = append(owner.Aliases, n)
+		}
+		owner.conflict(owner.Entry, "DWARF subprogram %s at %#x describes the same code as %s", fn.name, fn.off, owner.SourceName)
+		return
+	}
+	owner.die = fn.off
+	owner.Sources |= FromDWARF
+	owner.SourceName, owner.CompUnit, owner.File, owner.Line = fn.name, fn.cu, fn.file, fn.line
+	if fn.hasLow && fn.lowPC != owner.Entry && len(fn.ranges) > 1 {
+		owner.conflict(fn.lowPC, "DW_AT_low_pc %#x is not the entry symbol %s", fn.lowPC, owner.Name)
+	}
+	for _, r := range fn.ranges {
+		b.claim(owner, fn, r)
+	}
+}
+
+// claim records that DWARF places range r in owner.
+func (b *builder) claim(owner *bproc, fn *dwarfFunc, r Range) {
+	ref, ok := b.fragAt[r.Start]
+	if ok && ref.p.dead {
+		ok = false
+	}
+	if !ok {
+		// A range with no symbol: inside one of owner's fragments, or new.
+		for i := range owner.Fragments {
+			if f := &owner.Fragments[i]; f.Start <= r.Start && r.End <= f.End {
+				f.Sources |= FromDWARF
+				owner.fragDIE[i] = fn.off
+				return
+			}
+		}
+		b.addFragment(owner, Fragment{Range: r, Kind: Part, Sources: FromDWARF}, fn.off)
+		return
+	}
+	p, f := ref.p, &ref.p.Fragments[ref.i]
+	if p != owner {
+		if ref.i == 0 && !p.orphan {
+			owner.conflict(r.Start, "DWARF range [%#x,%#x) of %s starts at procedure %s", r.Start, r.End, fn.name, p.Name)
+			return
+		}
+		// DWARF is the compiler's own word: move the fragment.
+		moved := *f
+		owner.conflict(r.Start, "symbols attach %s to %s; DWARF puts it in %s", f.Symbol, p.Name, fn.name)
+		b.removeFragment(p, ref.i)
+		b.fragAt[r.Start] = fragRef{owner, len(owner.Fragments)}
+		if moved.Kind == Hot {
+			moved.Kind = Part
+			if _, k, ok := fragmentName(moved.Symbol); ok {
+				moved.Kind = k
+			}
+		}
+		owner.Fragments = append(owner.Fragments, moved)
+		owner.fragDIE = append(owner.fragDIE, 0)
+		ref = fragRef{owner, len(owner.Fragments) - 1}
+		f = &owner.Fragments[ref.i]
+	}
+	f.Sources |= FromDWARF
+	owner.fragDIE[ref.i] = fn.off
+	owner.Sources |= FromDWARF
+	if r.End != f.End {
+		owner.conflict(r.Start, "symbol %s ends at %#x, DWARF range at %#x; using DWARF", f.Symbol, f.End, r.End)
+		f.End = r.End
+	}
+}
+
+func (b *builder) removeFragment(p *bproc, i int) {
+	p.Fragments = slices.Delete(p.Fragments, i, i+1)
+	p.fragDIE = slices.Delete(p.fragDIE, i, i+1)
+	for j := range p.Fragments {
+		b.fragAt[p.Fragments[j].Start] = fragRef{p, j}
+	}
+	if len(p.Fragments) == 0 || i == 0 {
+		p.dead = true
+		for j := range p.Fragments {
+			delete(b.fragAt, p.Fragments[j].Start)
+		}
+	}
+}
+
+// addDWARFOnly handles a subprogram whose ranges hold no procedure entry.
+func (b *builder) addDWARFOnly(fn *dwarfFunc) {
+	touched := false
+	for _, r := range fn.ranges {
+		if ref, ok := b.fragAt[r.Start]; ok && !ref.p.dead {
+			// A fragment attached by name, described by its own subprogram
+			// (GCC's foo.part.N is a concrete out-of-line instance of foo).
+			f := &ref.p.Fragments[ref.i]
+			f.Sources |= FromDWARF
+			ref.p.fragDIE[ref.i] = fn.off
+			ref.p.Sources |= FromDWARF
+			touched = true
+		}
+	}
+	if touched {
+		return
+	}
+	// No symbol: a procedure known only from DWARF. Without a symbol the
+	// entry is DW_AT_low_pc, else DW_AT_entry_pc-less first range.
+	entry := fn.ranges[0].Start
+	first := 0
+	if fn.hasLow {
+		for i, r := range fn.ranges {
+			if r.Contains(fn.lowPC) {
+				entry, first = fn.lowPC, i
+				break
+			}
+		}
+	}
+	name := fn.name
+	if name == "" {
+		name = fn.linkage
+	}
+	p := &bproc{Proc: Proc{Name: name, SourceName: fn.name, Entry: entry, CompUnit: fn.cu, File: fn.file, Line: fn.line}, die: fn.off}
+	b.addFragment(p, Fragment{Range: fn.ranges[first], Kind: Hot, Sources: FromDWARF}, fn.off)
+	for i, r := range fn.ranges {
+		if i != first {
+			b.addFragment(p, Fragment{Range: r, Kind: Part, Sources: FromDWARF}, fn.off)
+		}
+	}
+	if len(fn.ranges) > 1 && !fn.hasLow {
+		p.conflict(entry, "no entry symbol: entry taken from the first DWARF range")
+	}
+	b.procs = append(b.procs, p)
+}
+
+// checkDWARFCoverage reports fragments that symbols attach to a procedure
+// described by DWARF but that are not in its subprogram's ranges.
+func (b *builder) checkDWARFCoverage() {
+	for _, p := range b.procs {
+		if p.dead || p.die == 0 {
+			continue
+		}
+		for i := range p.Fragments {
+			f := &p.Fragments[i]
+			switch d := p.fragDIE[i]; {
+			case d == p.die:
+			case d == 0:
+				p.conflict(f.Start, "fragment %s [%#x,%#x) is in no DW_AT_ranges of %s", f.Symbol, f.Start, f.End, p.displayName())
+			default:
+				p.conflict(f.Start, "fragment %s [%#x,%#x) is described by its own DWARF subprogram", f.Symbol, f.Start, f.End)
+			}
+		}
+	}
+}
+
+func (p *Proc) displayName() string {
+	if p.SourceName != "" {
+		return p.SourceName
+	}
+	return p.Name
+}
+
+// finish finds branch sites, orders fragments logically and builds the
+// table.
+func (b *builder) finish() (*Table, error) {
+	decode := branchDecoder(b.f)
+	procs := make([]Proc, 0, len(b.procs))
+	for _, p := range b.procs {
+		if p.dead || len(p.Fragments) == 0 {
+			continue
+		}
+		// Fragment 0 holds the entry; the rest start in address order.
+		rest := p.Fragments[1:]
+		slices.SortFunc(rest, func(x, y Fragment) int { return cmp.Compare(x.Start, y.Start) })
+		if len(p.Fragments) > 1 && decode != nil {
+			orderLogically(&p.Proc, decode)
+		}
+		procs = append(procs, p.Proc)
+	}
+	slices.SortFunc(procs, func(x, y Proc) int { return cmp.Or(cmp.Compare(x.Entry, y.Entry), strings.Compare(x.Name, y.Name)) })
+	t, err := NewTable(procs)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", b.f.Name, err)
+	}
+	return t, nil
+}
