@@ -10,9 +10,10 @@ import (
 	"github.com/splitdbg/splitdbg/internal/elfx"
 )
 
-// branchScanner reports the direct branches (jumps, conditional jumps,
-// calls) in the code of one fragment.
-type branchScanner func(start, end uint64, yield func(site, target uint64))
+// branchScanner reports the control transfers in the code of one
+// fragment: direct jumps, conditional jumps and calls, and the targets of
+// jump tables that stay inside the procedure (inProc).
+type branchScanner func(r Range, inProc func(uint64) bool, yield func(site, target uint64))
 
 // branchDecoder returns the scanner for f's machine, or nil when the
 // machine's code is not decoded (only x86 is).
@@ -26,27 +27,85 @@ func branchDecoder(f *elfx.File) branchScanner {
 	default:
 		return nil
 	}
-	return func(start, end uint64, yield func(site, target uint64)) {
-		code, err := f.ReadVA(start, end-start)
+	return func(r Range, inProc func(uint64) bool, yield func(site, target uint64)) {
+		code, err := f.ReadVA(r.Start, r.Len())
 		if err != nil {
 			return
 		}
-		scanX86(code, start, mode, yield)
+		scanX86(code, r.Start, mode, func(site uint64, t jumpTable) {
+			readJumpTable(f, t, inProc, func(target uint64) { yield(site, target) })
+		}, yield)
+	}
+}
+
+// jumpTable is a table of jump targets found by its dispatch sequence:
+// 8-byte absolute entries (jmp *table(,%reg,8), non-PIC), or 4-byte
+// entries relative to the table start (lea table(%rip); movslq; add; jmp
+// *%reg, PIC).
+type jumpTable struct {
+	addr     uint64
+	relative bool
+}
+
+// maxJumpTable bounds the entries read from one jump table.
+const maxJumpTable = 4096
+
+// readJumpTable yields the targets of t's entries while they fall inside
+// the procedure: the table's length is not recorded, so the first entry
+// that leaves the procedure ends it.
+func readJumpTable(f *elfx.File, t jumpTable, inProc func(uint64) bool, yield func(target uint64)) {
+	size := uint64(8)
+	if t.relative {
+		size = 4
+	}
+	for i := uint64(0); i < maxJumpTable; i++ {
+		b, err := f.ReadVA(t.addr+i*size, size)
+		if err != nil {
+			return
+		}
+		var target uint64
+		if t.relative {
+			target = t.addr + uint64(int64(int32(f.ByteOrder.Uint32(b))))
+		} else {
+			target = f.ByteOrder.Uint64(b)
+		}
+		if !inProc(target) {
+			return
+		}
+		yield(target)
 	}
 }
 
 // scanX86 decodes code linearly from its start; undecodable bytes are
-// skipped one at a time.
-func scanX86(code []byte, pc uint64, mode int, yield func(site, target uint64)) {
+// skipped one at a time. Direct branches go to yield, indirect jumps
+// through a recognizable jump table to table.
+func scanX86(code []byte, pc uint64, mode int, table func(site uint64, t jumpTable), yield func(site, target uint64)) {
+	var lea jumpTable // the last RIP-relative lea: a PIC jump table base
+	leaAge := 0
 	for off := 0; off < len(code); {
 		inst, err := x86asm.Decode(code[off:], mode)
 		if err != nil || inst.Len == 0 {
 			off++
 			continue
 		}
-		if rel, ok := inst.Args[0].(x86asm.Rel); ok {
-			site := pc + uint64(off)
-			yield(site, site+uint64(inst.Len)+uint64(int64(rel)))
+		site := pc + uint64(off)
+		next := site + uint64(inst.Len)
+		leaAge++
+		switch a := inst.Args[0].(type) {
+		case x86asm.Rel:
+			yield(site, next+uint64(int64(a)))
+		case x86asm.Reg:
+			if inst.Op == x86asm.LEA {
+				if m, ok := inst.Args[1].(x86asm.Mem); ok && m.Base == x86asm.RIP && m.Index == 0 {
+					lea, leaAge = jumpTable{addr: next + uint64(m.Disp), relative: true}, 0
+				}
+			} else if inst.Op == x86asm.JMP && leaAge <= 8 && lea.addr != 0 {
+				table(site, lea)
+			}
+		case x86asm.Mem:
+			if inst.Op == x86asm.JMP && a.Base == 0 && a.Index != 0 && a.Scale == 8 && mode == 64 {
+				table(site, jumpTable{addr: uint64(a.Disp)})
+			}
 		}
 		off += inst.Len
 	}
@@ -59,22 +118,35 @@ func scanX86(code []byte, pc uint64, mode int, yield func(site, target uint64)) 
 // follows it), then fragments no branch reaches, in address order.
 func orderLogically(p *Proc, scan branchScanner) {
 	type edge struct {
-		site     uint64
-		from, to int
+		site        uint64
+		from, to    int
+		fallsThrough bool // to starts where from ends
 	}
 	var edges []edge
+	inProc := func(addr uint64) bool { return p.Fragment(addr) >= 0 }
 	for i := range p.Fragments {
 		f := &p.Fragments[i]
 		f.BranchSites, f.BranchAddr = nil, 0
-		scan(f.Start, f.End, func(site, target uint64) {
+		scan(f.Range, inProc, func(site, target uint64) {
 			j := p.Fragment(target)
 			if j > 0 && j != i {
-				edges = append(edges, edge{site, i, j})
+				edges = append(edges, edge{site: site, from: i, to: j})
 			}
 		})
 	}
 	slices.SortFunc(edges, func(a, b edge) int { return cmp.Compare(a.site, b.site) })
+	// Code that runs off the end of a fragment continues in the fragment
+	// that starts there (clang's basic-block sections lay some parts out
+	// adjacent): an edge for the logical order, not a branch site.
+	for i := range p.Fragments {
+		if j := p.Fragment(p.Fragments[i].End); j > 0 && j != i {
+			edges = append(edges, edge{p.Fragments[i].End, i, j, true})
+		}
+	}
 	for _, e := range edges {
+		if e.fallsThrough {
+			continue
+		}
 		f := &p.Fragments[e.to]
 		if n := len(f.BranchSites); n == 0 || f.BranchSites[n-1] != e.site {
 			f.BranchSites = append(f.BranchSites, e.site)
@@ -88,7 +160,9 @@ func orderLogically(p *Proc, scan branchScanner) {
 		order = append(order, i)
 		for _, e := range edges {
 			if e.from == i && !placed[e.to] {
-				p.Fragments[e.to].BranchAddr = e.site
+				if !e.fallsThrough {
+					p.Fragments[e.to].BranchAddr = e.site
+				}
 				visit(e.to)
 			}
 		}

@@ -40,7 +40,7 @@ func FromELF(f *elfx.File) (*Table, error) {
 		return nil, fmt.Errorf("%s: relocatable object: procedures need final addresses; link it first", f.Name)
 	}
 	b := &builder{f: f, fragAt: make(map[uint64]fragRef)}
-	syms, err := f.FuncSymbols()
+	syms, err := f.CodeSymbols()
 	if err != nil && !errors.Is(err, elfx.ErrNoSymbols) {
 		return nil, err
 	}
@@ -128,7 +128,15 @@ func symRank(s *elfx.Symbol) int {
 }
 
 func (b *builder) addSymbols(syms []elfx.Symbol) {
-	syms = slices.DeleteFunc(syms, func(s elfx.Symbol) bool { return s.Size == 0 || !b.isCode(Range{s.Value, s.Value + 1}) })
+	syms = slices.DeleteFunc(syms, func(s elfx.Symbol) bool {
+		if !s.IsFunc() {
+			// Untyped code symbols count only as named fragments.
+			if _, _, ok := fragmentName(s.Name); !ok {
+				return true
+			}
+		}
+		return s.Size == 0 || !b.isCode(Range{s.Value, s.Value + 1})
+	})
 	slices.SortStableFunc(syms, func(x, y elfx.Symbol) int {
 		return cmp.Or(cmp.Compare(x.Value, y.Value), cmp.Compare(symRank(&x), symRank(&y)),
 			cmp.Compare(len(x.Name), len(y.Name)), strings.Compare(x.Name, y.Name))

@@ -3,6 +3,8 @@ package splitinfo
 import (
 	"cmp"
 	"fmt"
+	"math"
+	"math/bits"
 	"iter"
 	"slices"
 	"strings"
@@ -15,15 +17,28 @@ type Table struct {
 	procs []Proc
 	spans []span      // every fragment, sorted by start, non-overlapping
 	names []nameEntry // sorted by name
+
+	// The address index: starts[i] == spans[i].start, and a page
+	// directory that narrows the binary search over starts. Page k covers
+	// addresses [base + k<<shift, base + (k+1)<<shift); pages[k] is the
+	// first span starting at or after the page. The directory has about
+	// one entry per span, so the search touches a few cache lines.
+	pages  []uint32
+	base   uint64
+	shift  uint
 }
 
-// span is one fragment in the address index.
+// span is one fragment in the address index, 24 bytes so that the few
+// spans a lookup inspects share a cache line or two.
 type span struct {
-	start, end uint64
-	logical    uint64 // logical offset of start within the procedure
-	proc       int32
-	frag       int32
+	start   uint64
+	length  uint32
+	logical uint32 // logical offset of start within the procedure
+	proc    int32
+	frag    int32
 }
+
+func (s *span) end() uint64 { return s.start + uint64(s.length) }
 
 type nameEntry struct {
 	name string
@@ -47,9 +62,15 @@ func NewTable(procs []Proc) (*Table, error) {
 			return nil, fmt.Errorf("splitinfo: procedure %q: entry %#x is not in its first fragment [%#x,%#x)",
 				p.Name, p.Entry, p.Fragments[0].Start, p.Fragments[0].End)
 		}
+		var size uint64
 		for j := range p.Fragments {
-			if f := &p.Fragments[j]; f.End <= f.Start {
+			f := &p.Fragments[j]
+			if f.End <= f.Start {
 				return nil, fmt.Errorf("splitinfo: procedure %q: empty fragment [%#x,%#x)", p.Name, f.Start, f.End)
+			}
+			size += f.Len()
+			if f.Len() > math.MaxUint32 || size > math.MaxUint32 {
+				return nil, fmt.Errorf("splitinfo: procedure %q: larger than 4 GiB", p.Name)
 			}
 		}
 		n += len(p.Fragments)
@@ -62,33 +83,36 @@ func NewTable(procs []Proc) (*Table, error) {
 		var logical uint64
 		for j := range procs[i].Fragments {
 			f := &procs[i].Fragments[j]
-			t.spans = append(t.spans, span{start: f.Start, end: f.End, logical: logical, proc: int32(i), frag: int32(j)})
+			t.spans = append(t.spans, span{start: f.Start, length: uint32(f.Len()), logical: uint32(logical), proc: int32(i), frag: int32(j)})
 			logical += f.Len()
 		}
 	}
 	slices.SortFunc(t.spans, func(a, b span) int {
-		return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(b.end, a.end), cmp.Compare(a.proc, b.proc))
+		return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(b.length, a.length), cmp.Compare(a.proc, b.proc))
 	})
 	// Clip overlaps so that the index is a sorted set of disjoint spans.
 	out := t.spans[:0]
 	for _, s := range t.spans {
 		if len(out) > 0 {
 			prev := &out[len(out)-1]
-			if s.start < prev.end {
+			if pe := prev.end(); s.start < pe {
 				if s.proc != prev.proc {
-					t.conflict(prev.proc, s.start, fmt.Sprintf("overlaps %s [%#x,%#x)", procs[s.proc].Name, s.start, s.end))
-					t.conflict(s.proc, s.start, fmt.Sprintf("overlaps %s [%#x,%#x)", procs[prev.proc].Name, prev.start, prev.end))
+					t.conflict(prev.proc, s.start, fmt.Sprintf("overlaps %s [%#x,%#x)", procs[s.proc].Name, s.start, s.end()))
+					t.conflict(s.proc, s.start, fmt.Sprintf("overlaps %s [%#x,%#x)", procs[prev.proc].Name, prev.start, pe))
 				}
-				if s.end <= prev.end {
+				if s.end() <= pe {
 					continue
 				}
-				s.logical += prev.end - s.start
-				s.start = prev.end
+				cut := pe - s.start
+				s.logical += uint32(cut)
+				s.length -= uint32(cut)
+				s.start = pe
 			}
 		}
 		out = append(out, s)
 	}
 	t.spans = slices.Clip(out)
+	t.buildIndex()
 
 	for i := range procs {
 		p := &procs[i]
@@ -105,6 +129,26 @@ func NewTable(procs []Proc) (*Table, error) {
 	})
 	t.names = slices.CompactFunc(t.names, func(a, b nameEntry) bool { return a == b })
 	return t, nil
+}
+
+func (t *Table) buildIndex() {
+	n := len(t.spans)
+	if n == 0 {
+		return
+	}
+	t.base = t.spans[0].start
+	extent := t.spans[n-1].start - t.base
+	t.shift = uint(bits.Len64(extent / uint64(n/2+1)))
+	npages := int(extent>>t.shift) + 2
+	t.pages = make([]uint32, npages)
+	i := 0
+	for k := range t.pages {
+		pageStart := t.base + uint64(k)<<t.shift
+		for i < n && t.spans[i].start < pageStart {
+			i++
+		}
+		t.pages[k] = uint32(i)
+	}
 }
 
 func (t *Table) conflict(proc int32, addr uint64, detail string) {
@@ -157,8 +201,17 @@ func (l Loc) Fragment() *Fragment { return &l.Proc.Fragments[l.Frag] }
 // Lookup returns the procedure whose fragments contain addr, in any
 // fragment (the seed's address_to_procedure). It does not allocate.
 func (t *Table) Lookup(addr uint64) (Loc, bool) {
-	// The last span starting at or before addr.
+	if len(t.spans) == 0 || addr < t.base {
+		return Loc{}, false
+	}
+	// Find the first span starting after addr; the span before it is the
+	// only one that can hold addr.
 	lo, hi := 0, len(t.spans)
+	if k := (addr - t.base) >> t.shift; k < uint64(len(t.pages)-1) {
+		lo, hi = int(t.pages[k]), int(t.pages[k+1])
+	} else {
+		lo = int(t.pages[len(t.pages)-1])
+	}
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
 		if t.spans[m].start <= addr {
@@ -171,10 +224,10 @@ func (t *Table) Lookup(addr uint64) (Loc, bool) {
 		return Loc{}, false
 	}
 	s := &t.spans[lo-1]
-	if addr >= s.end {
+	if addr-s.start >= uint64(s.length) {
 		return Loc{}, false
 	}
-	return Loc{Proc: &t.procs[s.proc], Frag: int(s.frag), Offset: s.logical + addr - s.start}, true
+	return Loc{Proc: &t.procs[s.proc], Frag: int(s.frag), Offset: uint64(s.logical) + addr - s.start}, true
 }
 
 // ByName returns the procedures named name: by symbol, alias or DWARF

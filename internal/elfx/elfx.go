@@ -128,20 +128,27 @@ type Symbol struct {
 	File    string // for STB_LOCAL symbols: the STT_FILE in force; "" otherwise
 }
 
-// IsCode reports whether s is a function symbol defined in this file
-// (STT_FUNC or STT_GNU_IFUNC, not undefined, not absolute).
-func (s *Symbol) IsCode() bool {
-	return (s.Type == elf.STT_FUNC || s.Type == elf.STT_GNU_IFUNC) &&
-		s.Section != elf.SHN_UNDEF && s.Section != elf.SHN_ABS && s.Section < elf.SHN_LORESERVE
+// IsFunc reports whether s is a function symbol (STT_FUNC or
+// STT_GNU_IFUNC).
+func (s *Symbol) IsFunc() bool { return s.Type == elf.STT_FUNC || s.Type == elf.STT_GNU_IFUNC }
+
+func (s *Symbol) defined() bool {
+	return s.Section != elf.SHN_UNDEF && s.Section != elf.SHN_ABS && s.Section < elf.SHN_LORESERVE
 }
 
-// ErrNoSymbols is returned by FuncSymbols when the file has neither
+func (f *File) executable(i elf.SectionIndex) bool {
+	return int(i) < len(f.Sections) && f.Sections[i].Flags&elf.SHF_EXECINSTR != 0
+}
+
+// ErrNoSymbols is returned by CodeSymbols when the file has neither
 // .symtab nor .dynsym.
 var ErrNoSymbols = errors.New("no symbol table")
 
-// FuncSymbols returns the function symbols of .symtab, or of .dynsym when
-// there is no .symtab, in table order.
-func (f *File) FuncSymbols() ([]Symbol, error) {
+// CodeSymbols returns the symbols of .symtab, or of .dynsym when there is
+// no .symtab, in table order, that are defined in this file and are either
+// functions or STT_NOTYPE symbols with a size in an executable section
+// (clang gives foo.cold and foo.__part.N that type).
+func (f *File) CodeSymbols() ([]Symbol, error) {
 	syms, err := f.Symbols()
 	if errors.Is(err, elf.ErrNoSymbols) {
 		syms, err = f.DynamicSymbols()
@@ -162,7 +169,7 @@ func (f *File) FuncSymbols() ([]Symbol, error) {
 			continue
 		}
 		sym := Symbol{Name: s.Name, Value: s.Value, Size: s.Size, Type: typ, Bind: bind, Section: s.Section}
-		if !sym.IsCode() {
+		if !sym.defined() || !sym.IsFunc() && !(typ == elf.STT_NOTYPE && s.Size > 0 && f.executable(s.Section)) {
 			continue
 		}
 		if bind == elf.STB_LOCAL {

@@ -1,0 +1,147 @@
+package cursor
+
+import (
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestLEB128(t *testing.T) {
+	tests := []struct {
+		in   []byte
+		u    uint64
+		s    int64
+		uerr error
+		serr error
+	}{
+		{in: []byte{0x00}, u: 0, s: 0},
+		{in: []byte{0x02}, u: 2, s: 2},
+		{in: []byte{0x7f}, u: 127, s: -1},
+		{in: []byte{0x80, 0x01}, u: 128, s: 128},
+		{in: []byte{0xe5, 0x8e, 0x26}, u: 624485, s: 624485},
+		{in: []byte{0xc0, 0xbb, 0x78}, u: 1973696, s: -123456},
+		{in: []byte{0x80, 0x7f}, u: 16256, s: -128},
+		// Padded: redundant continuation bytes are accepted, as LLVM does.
+		{in: []byte{0x80, 0x80, 0x00}, u: 0, s: 0},
+		{in: []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, u: math.MaxUint64, serr: ErrOverflow},
+		{in: []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00}, u: math.MaxUint64 >> 1, s: math.MaxInt64},
+		{in: []byte{0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x7f}, uerr: ErrOverflow, s: math.MinInt64},
+		{in: []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02}, uerr: ErrOverflow, serr: ErrOverflow},
+		{in: []byte{0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01}, uerr: ErrOverflow, serr: ErrOverflow},
+		{in: []byte{0x80}, uerr: ErrTruncated, serr: ErrTruncated},
+		{in: nil, uerr: ErrTruncated, serr: ErrTruncated},
+	}
+	for _, tt := range tests {
+		c := New("test", 0x10, tt.in)
+		u := c.ULEB128()
+		if !errors.Is(c.Err(), tt.uerr) || tt.uerr == nil && c.Err() != nil {
+			t.Errorf("ULEB128(% x): err %v, want %v", tt.in, c.Err(), tt.uerr)
+		} else if tt.uerr == nil && u != tt.u {
+			t.Errorf("ULEB128(% x) = %d, want %d", tt.in, u, tt.u)
+		}
+		c = New("test", 0x10, tt.in)
+		s := c.SLEB128()
+		if !errors.Is(c.Err(), tt.serr) || tt.serr == nil && c.Err() != nil {
+			t.Errorf("SLEB128(% x): err %v, want %v", tt.in, c.Err(), tt.serr)
+		} else if tt.serr == nil && s != tt.s {
+			t.Errorf("SLEB128(% x) = %d, want %d", tt.in, s, tt.s)
+		}
+	}
+}
+
+func TestFirstErrorWins(t *testing.T) {
+	c := New(".llvm_bb_addr_map", 0x100, []byte{1, 2, 3})
+	if got := c.U16(); got != 0x0201 {
+		t.Fatalf("U16 = %#x", got)
+	}
+	c.U32() // fails: one byte left
+	c.U8()  // would succeed, but the cursor has failed
+	var de *DecodeError
+	if !errors.As(c.Err(), &de) {
+		t.Fatalf("Err = %v, want *DecodeError", c.Err())
+	}
+	want := DecodeError{Section: ".llvm_bb_addr_map", Offset: 0x102}
+	if diff := cmp.Diff(want, *de, cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".Err" }, cmp.Ignore())); diff != "" {
+		t.Errorf("error (-want +got):\n%s", diff)
+	}
+	if !errors.Is(c.Err(), ErrTruncated) {
+		t.Errorf("Err = %v, want ErrTruncated", c.Err())
+	}
+	if got, want := c.Err().Error(), ".llvm_bb_addr_map+0x102: truncated: u32 needs 4 bytes, 1 left"; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+}
+
+func TestCount(t *testing.T) {
+	// A count of 1000 elements of 4 bytes cannot fit in 3 remaining bytes.
+	c := New("s", 0, []byte{0xe8, 0x07, 1, 2, 3})
+	if n := c.Count(4, "blocks"); n != 0 || !errors.Is(c.Err(), ErrCorrupt) {
+		t.Errorf("Count = %d, %v; want 0, ErrCorrupt", n, c.Err())
+	}
+	c = New("s", 0, []byte{0x03, 1, 2, 3})
+	if n := c.Count(1, "bytes"); n != 3 || c.Err() != nil {
+		t.Errorf("Count = %d, %v; want 3, nil", n, c.Err())
+	}
+}
+
+func TestSubAndStrings(t *testing.T) {
+	c := New("s", 0x40, []byte{'a', 'b', 0, 2, 9, 9, 7})
+	if got := string(c.CString()); got != "ab" {
+		t.Errorf("CString = %q", got)
+	}
+	n := int(c.U8())
+	sub := c.Sub(n)
+	if sub.Offset() != 0x44 || sub.Len() != 2 {
+		t.Errorf("Sub: offset %#x len %d", sub.Offset(), sub.Len())
+	}
+	sub.U32()
+	if de := new(DecodeError); !errors.As(sub.Err(), &de) || de.Offset != 0x44 {
+		t.Errorf("sub error %v, want offset 0x44", sub.Err())
+	}
+	if c.U8() != 7 || c.Err() != nil || !c.Done() {
+		t.Errorf("parent cursor disturbed by sub-cursor error: %v", c.Err())
+	}
+	c = New("s", 0, []byte{'x'})
+	c.CString()
+	if !errors.Is(c.Err(), ErrTruncated) {
+		t.Errorf("unterminated CString: %v", c.Err())
+	}
+}
+
+func FuzzCursor(f *testing.F) {
+	f.Add([]byte{0xe5, 0x8e, 0x26, 0x7f, 'a', 0, 1, 2, 3, 4, 5, 6, 7, 8})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c := New("fuzz", 0, data)
+		for !c.Done() {
+			before := c.Pos()
+			switch c.U8() % 8 {
+			case 0:
+				c.ULEB128()
+			case 1:
+				c.SLEB128()
+			case 2:
+				c.CString()
+			case 3:
+				c.U64()
+			case 4:
+				n := c.Count(2, "x")
+				c.Skip(n)
+			case 5:
+				s := c.Sub(int(c.U8()))
+				s.U32()
+			case 6:
+				c.Align(4)
+			case 7:
+				c.Bytes(int(c.U16()))
+			}
+			if c.Err() == nil && c.Pos() <= before {
+				t.Fatalf("no progress at %d", before)
+			}
+			if c.Pos() > len(data) {
+				t.Fatalf("position %d past end %d", c.Pos(), len(data))
+			}
+		}
+	})
+}
