@@ -1,0 +1,291 @@
+#!/usr/bin/env bash
+# testdata/gen.sh - rebuild the split-function test binaries in testdata/bin
+# (and cmd/splitdbg/demodata/demo) from the sources in testdata/src.
+#
+# Usage:  testdata/gen.sh            rebuild everything
+#         testdata/gen.sh TARGET...  rebuild only these targets
+#         testdata/gen.sh -l         list the targets
+#
+# Needs: gcc (12), go (1.26), and clang, llvm and bolt 19 and 22 from Debian
+# (apt-get install clang-19 llvm-19 bolt-19 clang-22 llvm-22 bolt-22), which
+# are looked up in /usr/lib/llvm-19/bin and /usr/lib/llvm-22/bin.
+#
+# Everything is compiled from inside testdata/src with relative source paths
+# and -fdebug-prefix-map=$PWD=., so the DWARF holds no machine-specific paths.
+# Intermediates (.o, .gcda, .profraw, .profdata, .fdata, instrumented
+# binaries) go to a temporary directory that is removed on exit.
+# See testdata/README.md for what each binary contains.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+SRC=$HERE/src
+OUT=$HERE/bin
+DEMO_COPY=$HERE/../cmd/splitdbg/demodata/demo
+LLVM19=/usr/lib/llvm-19/bin
+LLVM22=/usr/lib/llvm-22/bin
+
+TARGETS=(demo gcc-cold gcc-cold-nopie gcc-cold-dwarf4 gcc-cold-zlib gcc-cold-zstd
+	gcc-pgo clang19-bbsections clang22-bbsections clang19-mfs clang22-mfs
+	bolt cgo)
+
+die() {
+	echo "gen.sh: $*" >&2
+	exit 1
+}
+
+# need TOOL... - fail with a clear message when a tool is missing.
+need() {
+	local t
+	for t in "$@"; do
+		if [[ $t == */* ]]; then
+			[[ -x $t ]] || die "missing tool $t (apt-get install clang-19 llvm-19 bolt-19 clang-22 llvm-22 bolt-22)"
+		else
+			command -v "$t" >/dev/null 2>&1 || die "missing tool $t"
+		fi
+	done
+}
+
+# expect_syms BIN SYM... - fail unless every SYM is a symbol of BIN.
+expect_syms() {
+	local bin=$1 s syms
+	shift
+	syms=$(nm "$bin" | awk '{print $NF}') # not piped into grep -q: SIGPIPE + pipefail
+	for s in "$@"; do
+		grep -qxF -- "$s" <<<"$syms" ||
+			die "$(basename "$bin"): expected symbol $s is missing (did the compiler stop splitting?)"
+	done
+}
+
+# run_both BIN - run the hot path (no argument) and the cold path ("cold");
+# both must succeed. Prints the combined output for comparisons.
+run_both() {
+	"$1" >"$TMP/hot.out" || die "$(basename "$1") failed on the hot path"
+	"$1" cold >"$TMP/cold.out" || die "$(basename "$1") failed on the cold path"
+	cat "$TMP/hot.out" "$TMP/cold.out"
+}
+
+note() { printf '== %-20s %s\n' "$1" "$2"; }
+
+# ---------------------------------------------------------------- GCC -----
+GCCFLAGS=(-O2 -g -fdebug-prefix-map="$SRC"=.)
+
+# gcc_cold NAME COMPILE-FLAGS... -- LINK-FLAGS...
+gcc_cold() {
+	need gcc nm
+	local name=$1 cflags=() lflags=() f
+	shift
+	while (($#)) && [[ $1 != -- ]]; do cflags+=("$1"); shift; done
+	(($#)) && shift
+	lflags=("$@")
+	local d=$TMP/$name
+	mkdir -p "$d"
+	for f in main a b; do
+		gcc "${GCCFLAGS[@]}" ${cflags[@]+"${cflags[@]}"} -c gcccold/$f.c -o "$d/$f.o"
+	done
+	gcc ${cflags[@]+"${cflags[@]}"} ${lflags[@]+"${lflags[@]}"} "$d/main.o" "$d/a.o" "$d/b.o" -o "$OUT/$name"
+	expect_syms "$OUT/$name" process process.cold validate validate.cold helper.cold
+	[[ $(nm "$OUT/$name" | grep -c ' t helper\.cold$') == 2 ]] || die "$name: expected two helper.cold symbols"
+	run_both "$OUT/$name" >/dev/null
+	note "$name" "ok"
+}
+
+build_demo() {
+	need gcc nm
+	gcc "${GCCFLAGS[@]}" -c demo/demo.c -o "$TMP/demo.o"
+	gcc "$TMP/demo.o" -o "$OUT/demo"
+	expect_syms "$OUT/demo" scale scale.cold sum sum.cold
+	run_both "$OUT/demo" >/dev/null
+	mkdir -p "$(dirname "$DEMO_COPY")"
+	cp "$OUT/demo" "$DEMO_COPY"
+	note demo "ok (copied to cmd/splitdbg/demodata/demo)"
+}
+
+build_gcc_cold() { gcc_cold gcc-cold; }
+build_gcc_cold_nopie() { gcc_cold gcc-cold-nopie -fno-pie -- -no-pie; }
+build_gcc_cold_dwarf4() { gcc_cold gcc-cold-dwarf4 -gdwarf-4; }
+# -gz=zlib makes gcc compress the objects' debug sections and makes the
+# driver pass --compress-debug-sections=zlib to ld.
+build_gcc_cold_zlib() {
+	gcc_cold gcc-cold-zlib -gz=zlib
+	readelf -SW "$OUT/gcc-cold-zlib" | grep -E '\.debug_info .* C ' >/dev/null ||
+		die "gcc-cold-zlib: .debug_info is not SHF_COMPRESSED"
+}
+# gcc 12 rejects -gz=zstd (valid: none, zlib, zlib-gnu), but ld 2.40 accepts
+# --compress-debug-sections=zstd, so only the linked file is zstd-compressed.
+build_gcc_cold_zstd() {
+	gcc_cold gcc-cold-zstd -- -Wl,--compress-debug-sections=zstd
+	readelf -SW "$OUT/gcc-cold-zstd" | grep -E '\.debug_info .* C ' >/dev/null ||
+		die "gcc-cold-zstd: .debug_info is not SHF_COMPRESSED"
+}
+
+# GCC PGO: no cold attributes; the profile alone makes GCC split. Compile and
+# link are separate steps so the .gcda name matches between the two compiles.
+build_gcc_pgo() {
+	need gcc nm
+	local d=$TMP/pgo
+	mkdir -p "$d"
+	gcc "${GCCFLAGS[@]}" -fprofile-generate -c pgo/pgo.c -o "$d/pgo.o"
+	gcc -fprofile-generate "$d/pgo.o" -o "$d/pgo.gen"
+	"$d/pgo.gen" >/dev/null # training input: hot path only, writes $d/pgo.gcda
+	[[ -f $d/pgo.gcda ]] || die "gcc-pgo: training run wrote no pgo.gcda"
+	gcc "${GCCFLAGS[@]}" -fprofile-use -Werror=missing-profile -c pgo/pgo.c -o "$d/pgo.o"
+	gcc "$d/pgo.o" -o "$OUT/gcc-pgo"
+	expect_syms "$OUT/gcc-pgo" checksum checksum.cold classify classify.cold
+	run_both "$OUT/gcc-pgo" >/dev/null
+	note gcc-pgo "ok"
+}
+
+# -------------------------------------------------------------- clang -----
+# Basic-block sections from a cluster file. The block IDs in
+# clang/clang{19,22}.clusters were read from `llvm-readobj --bb-addr-map` of
+# an unsplit -fbasic-block-address-map build (built here too, as a check).
+clang_bbsections() {
+	local v=$1 B
+	B=/usr/lib/llvm-$v/bin
+	need "$B/clang" "$B/llvm-readobj" nm
+	local name=clang$v-bbsections d=$TMP/clang$v-bbs
+	mkdir -p "$d"
+	# Unsplit reference build: the cluster files name these block IDs.
+	"$B/clang" -O2 -g -fdebug-prefix-map="$SRC"=. -fbasic-block-address-map clang/split.c -o "$d/unsplit"
+	"$B/llvm-readobj" --bb-addr-map "$d/unsplit" >"$d/unsplit.bbaddrmap.txt"
+	check_clusters "clang/clang$v.clusters" "$d/unsplit.bbaddrmap.txt"
+	"$B/clang" -O2 -g -fdebug-prefix-map="$SRC"=. \
+		-fbasic-block-sections=list=clang/clang$v.clusters -fbasic-block-address-map \
+		-c clang/split.c -o "$OUT/$name.o"
+	"$B/clang" "$OUT/$name.o" -o "$OUT/$name"
+	expect_syms "$OUT/$name" scan scan.__part.1 scan.cold dispatch dispatch.__part.1 dispatch.cold
+	run_both "$OUT/$name" >/dev/null
+	note "$name" "ok (+ $name.o)"
+}
+# check_clusters CLUSTERS BBADDRMAP-DUMP - every block ID named in the
+# cluster file must exist for that function in the unsplit build's map.
+check_clusters() {
+	local bad
+	bad=$(awk '
+		FNR == NR {
+			if ($1 == "Name:") fn = $2
+			if ($1 == "ID:") have[fn " " $2] = 1
+			next
+		}
+		/^#/ || NF == 0 { next }
+		/^!!/ { sub(/^!!/, ""); for (i = 1; i <= NF; i++) if (!((fn " " $i) in have)) print fn ":" $i; next }
+		/^!/ { fn = substr($1, 2); next }
+		$1 == "f" { fn = $2; next }
+		$1 == "c" { for (i = 2; i <= NF; i++) if (!((fn " " $i) in have)) print fn ":" $i }
+	' "$2" "$1")
+	[[ -z $bad ]] || die "$1: block IDs not in the unsplit build: $bad (re-derive them, see the file header)"
+}
+
+build_clang19_bbsections() { clang_bbsections 19; }
+build_clang22_bbsections() { clang_bbsections 22; }
+
+# Machine function splitting with an instrumentation profile of the hot path.
+clang_mfs() {
+	local v=$1 B
+	B=/usr/lib/llvm-$v/bin
+	need "$B/clang" "$B/llvm-profdata" nm
+	local name=clang$v-mfs d=$TMP/clang$v-mfs
+	shift
+	mkdir -p "$d"
+	"$B/clang" -O2 -g -fdebug-prefix-map="$SRC"=. -fprofile-instr-generate -c clang/split.c -o "$d/gen.o"
+	"$B/clang" -fprofile-instr-generate "$d/gen.o" -o "$d/gen"
+	LLVM_PROFILE_FILE=$d/split.profraw "$d/gen" >/dev/null # training: hot path only
+	"$B/llvm-profdata" merge -o "$d/split.profdata" "$d/split.profraw"
+	"$B/clang" -O2 -g -fdebug-prefix-map="$SRC"=. -fprofile-instr-use="$d/split.profdata" \
+		-fsplit-machine-functions -fbasic-block-address-map -c clang/split.c -o "$d/split.o"
+	"$B/clang" "$d/split.o" -o "$OUT/$name"
+	expect_syms "$OUT/$name" "$@"
+	run_both "$OUT/$name" >/dev/null
+	note "$name" "ok"
+}
+# clang-19 estimates a count of 1 (not 0) for never-run blocks in functions
+# that run often, so it only splits main and report (called once).
+build_clang19_mfs() { clang_mfs 19 main.cold report.cold; }
+build_clang22_mfs() { clang_mfs 22 main.cold scan.cold dispatch.cold; }
+
+# --------------------------------------------------------------- BOLT -----
+# bolt_one V IN OUT [EXTRA-FLAGS...] - instrument IN, train on the hot path,
+# optimize with splitting and BAT, check OUT behaves exactly like IN.
+# llvm-bolt records its command line in .note.bolt_info, so the optimizing
+# step runs inside the work directory with relative file names only.
+bolt_one() {
+	local v=$1 in=$2 out=$3 B
+	shift 3
+	B=/usr/lib/llvm-$v/bin
+	need "$B/llvm-bolt"
+	local d=$TMP/$out base
+	base=$(basename "$in")
+	mkdir -p "$d"
+	cp "$in" "$d/$base"
+	(
+		cd "$d"
+		"$B/llvm-bolt" "$base" -instrument -instrumentation-file="$d/$out.fdata" -o "$base.inst" >inst.log 2>&1 ||
+			{ cat inst.log >&2; die "$out: llvm-bolt -instrument failed"; }
+		"./$base.inst" >/dev/null # training input: hot path only
+		[[ -s $out.fdata ]] || die "$out: instrumented run wrote no profile"
+		"$B/llvm-bolt" "$base" -o "$out" -data="$out.fdata" -reorder-blocks=ext-tsp \
+			-split-functions -split-all-cold -enable-bat -update-debug-sections "$@" >opt.log 2>&1 ||
+			{ cat opt.log >&2; die "$out: llvm-bolt failed"; }
+	)
+	mv "$d/$out" "$OUT/$out"
+	[[ $(run_both "$OUT/$out") == "$(run_both "$in")" ]] || die "$out: output differs from its input binary"
+}
+
+build_bolt() {
+	need gcc nm readelf
+	# Input NOT split by GCC (BOLT does all the splitting); relocations kept.
+	gcc "${GCCFLAGS[@]}" -fno-reorder-blocks-and-partition -c bolt/bolt.c -o "$TMP/bolt-input.o"
+	gcc -Wl,--emit-relocs "$TMP/bolt-input.o" -o "$OUT/bolt-input"
+	[[ $(nm "$OUT/bolt-input") != *.cold* ]] || die "bolt-input: unexpectedly split by GCC"
+	# Input already split by GCC (tally.cold, lookup.cold).
+	gcc "${GCCFLAGS[@]}" -c bolt/bolt.c -o "$TMP/bolt-gcc-input.o"
+	gcc -Wl,--emit-relocs "$TMP/bolt-gcc-input.o" -o "$OUT/bolt-gcc-input"
+	expect_syms "$OUT/bolt-gcc-input" tally.cold lookup.cold
+
+	local v
+	for v in 19 22; do
+		# Default layout: new .text in a 2 MiB-aligned segment (~4 MB file).
+		bolt_one $v "$OUT/bolt-input" bolt$v
+		expect_syms "$OUT/bolt$v" tally tally.cold.0 lookup lookup.cold.0
+		[[ $(readelf -n "$OUT/bolt$v") == *BOLT* ]] || die "bolt$v: no BAT note"
+		note bolt$v "ok"
+		# --no-huge-pages keeps these small (4 KiB-aligned new segment).
+		bolt_one $v "$OUT/bolt-gcc-input" bolt$v-over-gcc --no-huge-pages
+		expect_syms "$OUT/bolt$v-over-gcc" tally tally.cold tally.cold.0 lookup lookup.cold
+		note bolt$v-over-gcc "ok"
+	done
+}
+
+# ---------------------------------------------------------------- cgo -----
+# C code split by plain -O2 (cold attribute); default external linking keeps
+# the C compile units' DWARF (-linkmode=internal would drop it).
+build_cgo() {
+	need go gcc nm
+	(cd cgo && GOWORK=off GOFLAGS= GOTOOLCHAIN=local CGO_ENABLED=1 CC=gcc CGO_CFLAGS="-O2 -g" \
+		go build -trimpath -o "$OUT/cgo" .)
+	expect_syms "$OUT/cgo" c_classify c_classify.cold c_accumulate c_accumulate.cold
+	run_both "$OUT/cgo" >/dev/null
+	note cgo "ok"
+}
+
+# ---------------------------------------------------------------- main ----
+if [[ ${1:-} == -l ]]; then
+	printf '%s\n' "${TARGETS[@]}"
+	exit 0
+fi
+want=("$@")
+((${#want[@]})) || want=("${TARGETS[@]}")
+for t in "${want[@]}"; do
+	[[ " ${TARGETS[*]} " == *" $t "* ]] || die "unknown target $t (try: gen.sh -l)"
+done
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/splitdbg-gen.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+mkdir -p "$OUT"
+cd "$SRC"
+for t in "${want[@]}"; do
+	"build_${t//-/_}"
+done
+if ((${#want[@]} == ${#TARGETS[@]})); then
+	echo "== total: $(du -sh --apparent-size "$OUT" | cut -f1) in testdata/bin ($(du -sh "$OUT" | cut -f1) on disk: BOLT outputs are sparse)"
+fi

@@ -1,0 +1,3 @@
+module splitdbg.test/cgoprog
+
+go 1.26
