@@ -118,39 +118,74 @@ func scanX86(code []byte, pc uint64, mode int, table func(site uint64, t jumpTab
 // follows it), then fragments no branch reaches, in address order.
 func orderLogically(p *Proc, scan branchScanner) {
 	type edge struct {
-		site        uint64
-		from, to    int
+		site         uint64
+		from, to     int
 		fallsThrough bool // to starts where from ends
 	}
+	// Fragments by address, for finding branch targets.
+	byAddr := make([]int, len(p.Fragments))
+	for i := range byAddr {
+		byAddr[i] = i
+	}
+	slices.SortFunc(byAddr, func(a, b int) int { return cmp.Compare(p.Fragments[a].Start, p.Fragments[b].Start) })
+	fragment := func(addr uint64) int {
+		k, _ := slices.BinarySearchFunc(byAddr, addr, func(i int, a uint64) int {
+			if p.Fragments[i].End <= a {
+				return -1
+			}
+			if p.Fragments[i].Start > a {
+				return 1
+			}
+			return 0
+		})
+		if k < len(byAddr) && p.Fragments[byAddr[k]].Contains(addr) {
+			return byAddr[k]
+		}
+		return -1
+	}
+	inProc := func(addr uint64) bool { return fragment(addr) >= 0 }
 	var edges []edge
-	inProc := func(addr uint64) bool { return p.Fragment(addr) >= 0 }
 	for i := range p.Fragments {
 		f := &p.Fragments[i]
 		f.BranchSites, f.BranchAddr = nil, 0
 		scan(f.Range, inProc, func(site, target uint64) {
-			j := p.Fragment(target)
-			if j > 0 && j != i {
+			if j := fragment(target); j > 0 && j != i {
 				edges = append(edges, edge{site: site, from: i, to: j})
 			}
 		})
-	}
-	slices.SortFunc(edges, func(a, b edge) int { return cmp.Compare(a.site, b.site) })
-	// Code that runs off the end of a fragment continues in the fragment
-	// that starts there (clang's basic-block sections lay some parts out
-	// adjacent): an edge for the logical order, not a branch site.
-	for i := range p.Fragments {
-		if j := p.Fragment(p.Fragments[i].End); j > 0 && j != i {
-			edges = append(edges, edge{p.Fragments[i].End, i, j, true})
+		// Code that runs off the end of a fragment continues in the
+		// fragment that starts there (clang's basic-block sections lay
+		// some parts out adjacent): an edge for the logical order, not a
+		// branch site.
+		if j := fragment(f.End); j > 0 && j != i {
+			edges = append(edges, edge{site: f.End, from: i, to: j, fallsThrough: true})
 		}
 	}
+	slices.SortFunc(edges, func(a, b edge) int {
+		return cmp.Or(cmp.Compare(a.from, b.from), cmp.Compare(a.site, b.site), cmp.Compare(a.to, b.to))
+	})
+	edges = slices.CompactFunc(edges, func(a, b edge) bool { return a == b })
 	for _, e := range edges {
 		if e.fallsThrough {
 			continue
 		}
 		f := &p.Fragments[e.to]
-		if n := len(f.BranchSites); n == 0 || f.BranchSites[n-1] != e.site {
-			f.BranchSites = append(f.BranchSites, e.site)
+		f.BranchSites = append(f.BranchSites, e.site)
+	}
+	for i := range p.Fragments {
+		f := &p.Fragments[i]
+		slices.Sort(f.BranchSites)
+		f.BranchSites = slices.Compact(f.BranchSites)
+	}
+	// out[i] is the edges leaving fragment i, in site order.
+	out := make([][]edge, len(p.Fragments))
+	for k := 0; k < len(edges); {
+		j := k
+		for j < len(edges) && edges[j].from == edges[k].from {
+			j++
 		}
+		out[edges[k].from] = edges[k:j]
+		k = j
 	}
 	placed := make([]bool, len(p.Fragments))
 	order := make([]int, 0, len(p.Fragments))
@@ -158,8 +193,8 @@ func orderLogically(p *Proc, scan branchScanner) {
 	visit = func(i int) {
 		placed[i] = true
 		order = append(order, i)
-		for _, e := range edges {
-			if e.from == i && !placed[e.to] {
+		for _, e := range out[i] {
+			if !placed[e.to] {
 				if !e.fallsThrough {
 					p.Fragments[e.to].BranchAddr = e.site
 				}
@@ -168,7 +203,7 @@ func orderLogically(p *Proc, scan branchScanner) {
 		}
 	}
 	visit(0)
-	for i := range p.Fragments {
+	for _, i := range byAddr {
 		if !placed[i] {
 			visit(i)
 		}

@@ -109,6 +109,12 @@ func (f *File) ReadVA(addr uint64, n uint64) ([]byte, error) {
 	if s.Flags&elf.SHF_COMPRESSED != 0 {
 		return nil, fmt.Errorf("%s: section %s is compressed", f.Name, s.Name)
 	}
+	// The section header may claim more bytes than the file holds: probe
+	// the last byte before allocating.
+	var last [1]byte
+	if _, err := s.ReadAt(last[:], int64(addr-s.Addr+n-1)); n > 0 && err != nil {
+		return nil, fmt.Errorf("%s: section %s: [%#x,%#x) is beyond the end of the file", f.Name, s.Name, addr, addr+n)
+	}
 	buf := make([]byte, n)
 	if _, err := s.ReadAt(buf, int64(addr-s.Addr)); err != nil {
 		return nil, fmt.Errorf("%s: reading section %s at %#x: %w", f.Name, s.Name, addr-s.Addr, err)
