@@ -3,9 +3,9 @@ package splitinfo
 import (
 	"cmp"
 	"fmt"
+	"iter"
 	"math"
 	"math/bits"
-	"iter"
 	"slices"
 	"strings"
 )
@@ -23,9 +23,9 @@ type Table struct {
 	// addresses [base + k<<shift, base + (k+1)<<shift); pages[k] is the
 	// first span starting at or after the page. The directory has about
 	// one entry per span, so the search touches a few cache lines.
-	pages  []uint32
-	base   uint64
-	shift  uint
+	pages []uint32
+	base  uint64
+	shift uint
 }
 
 // span is one fragment in the address index, 24 bytes so that the few
