@@ -1,0 +1,246 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"debug/elf"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/splitdbg/splitdbg/internal/testbin"
+)
+
+func run(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = (&cli{strings.NewReader(stdin), &out, &errb}).main(args)
+	return out.String(), errb.String(), code
+}
+
+func decode[T any](t *testing.T, s string) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		t.Fatalf("bad JSON: %v\n%s", err, s)
+	}
+	return v
+}
+
+// TestFuncsContract checks the fields the CLI contract promises.
+func TestFuncsContract(t *testing.T) {
+	bin := testbin.Path(t, "gcc-cold")
+	out, stderr, code := run(t, "", "funcs", "-json", bin)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	funcs := decode[[]map[string]any](t, out)
+	if len(funcs) != 4 {
+		t.Errorf("%d split functions, want 4 (process, validate, helper twice)", len(funcs))
+	}
+	for _, f := range funcs {
+		for _, k := range []string{"name", "entry", "size", "fragments", "sources"} {
+			if _, ok := f[k]; !ok {
+				t.Errorf("function %v lacks %q", f["name"], k)
+			}
+		}
+		frags := f["fragments"].([]any)
+		if len(frags) < 2 {
+			t.Errorf("%v: %d fragments in a split-only listing", f["name"], len(frags))
+		}
+		for i, fr := range frags {
+			m := fr.(map[string]any)
+			for _, k := range []string{"start", "end", "symbol", "kind", "branch_addrs"} {
+				if _, ok := m[k]; !ok {
+					t.Errorf("%v fragment %d lacks %q", f["name"], i, k)
+				}
+			}
+			if i == 0 && (m["start"] != f["entry"] || m["kind"] != "hot") {
+				t.Errorf("%v: first fragment %v is not the entry %v", f["name"], m, f["entry"])
+			}
+		}
+	}
+	out, _, _ = run(t, "", "funcs", bin, "-all", "-json")
+	all := decode[[]map[string]any](t, out)
+	if len(all) <= len(funcs) {
+		t.Errorf("-all lists %d functions, split-only %d", len(all), len(funcs))
+	}
+	names := map[any]bool{}
+	for _, f := range all {
+		names[f["name"]] = true
+	}
+	if !names["main"] || !names["process"] {
+		t.Errorf("-all lacks main or process: %v", names)
+	}
+}
+
+type addrResult struct {
+	Addr     uint64 `json:"addr"`
+	Found    bool   `json:"found"`
+	Function string `json:"function"`
+	Fragment int    `json:"fragment"`
+	Symbol   string `json:"symbol"`
+	Offset   uint64 `json:"offset"`
+}
+
+func symbolAddrs(t *testing.T, bin string) map[string]elf.Symbol {
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]elf.Symbol{}
+	for _, s := range syms {
+		m[s.Name] = s
+	}
+	return m
+}
+
+func TestAddr(t *testing.T) {
+	bin := testbin.Path(t, "demo")
+	syms := symbolAddrs(t, bin)
+	sum, cold := syms["sum"], syms["sum.cold"]
+	args := []string{"addr", "-json", bin, hex(sum.Value), hex(cold.Value + 2), "16"}
+	out, stderr, code := run(t, "", args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	want := []addrResult{
+		{Addr: sum.Value, Found: true, Function: "sum", Fragment: 0, Symbol: "sum", Offset: 0},
+		{Addr: cold.Value + 2, Found: true, Function: "sum", Fragment: 1, Symbol: "sum.cold", Offset: sum.Size + 2},
+		{Addr: 16},
+	}
+	if diff := cmp.Diff(want, decode[[]addrResult](t, out)); diff != "" {
+		t.Errorf("addr (-want +got):\n%s", diff)
+	}
+	// The same from standard input.
+	out, _, code = run(t, hex(sum.Value)+"\n"+hex(cold.Value+2)+"\n\n16\n", "addr", "-json", bin, "-")
+	if diff := cmp.Diff(want, decode[[]addrResult](t, out)); code != 0 || diff != "" {
+		t.Errorf("addr - (exit %d, -want +got):\n%s", code, diff)
+	}
+}
+
+func hex(v uint64) string { return fmt.Sprintf("%#x", v) }
+
+// TestAddrStreams: each answer arrives before the next address is sent.
+func TestAddrStreams(t *testing.T) {
+	bin := testbin.Path(t, "demo")
+	syms := symbolAddrs(t, bin)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan int)
+	go func() {
+		done <- (&cli{inR, outW, io.Discard}).main([]string{"addr", bin, "-"})
+		outW.Close()
+	}()
+	lines := bufio.NewReader(outR)
+	for _, name := range []string{"scale", "scale.cold", "sum.cold"} {
+		if _, err := io.WriteString(inW, hex(syms[name].Value)+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		line, err := lines.ReadString('\n')
+		if err != nil {
+			t.Fatalf("no answer for %s: %v", name, err)
+		}
+		if want := strings.TrimSuffix(name, ".cold") + "+0x"; !strings.Contains(line, want) {
+			t.Errorf("answer for %s: %q, want %q", name, line, want)
+		}
+	}
+	inW.Close()
+	if code := <-done; code != 0 {
+		t.Errorf("exit %d", code)
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	notELF := filepath.Join(dir, "notelf")
+	os.WriteFile(notELF, []byte("#!/bin/sh\necho hi\n"), 0o755)
+	// A copy of demo whose .debug_info is overwritten with garbage.
+	demo, err := os.ReadFile(testbin.Path(t, "demo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ef, _ := elf.NewFile(bytes.NewReader(demo))
+	info := ef.Section(".debug_info")
+	for i := info.Offset + 20; i < info.Offset+info.FileSize; i++ {
+		demo[i] = 0xff
+	}
+	corrupt := filepath.Join(dir, "corrupt")
+	os.WriteFile(corrupt, demo, 0o644)
+
+	tests := []struct {
+		args    []string
+		code    int
+		wantErr []string // substrings of the one-line error
+	}{
+		{nil, 2, []string{"Usage"}},
+		{[]string{"nope"}, 2, []string{"unknown command"}},
+		{[]string{"funcs"}, 2, []string{"usage: splitdbg funcs"}},
+		{[]string{"funcs", "-bogus", "x"}, 2, []string{"flag provided but not defined"}},
+		{[]string{"addr", "x"}, 2, []string{"usage: splitdbg addr"}},
+		{[]string{"addr", "x", "0xzz"}, 2, []string{"bad address"}},
+		{[]string{"funcs", filepath.Join(dir, "missing")}, 1, []string{"missing", "no such file"}},
+		{[]string{"funcs", notELF}, 1, []string{notELF, "magic"}},
+		{[]string{"funcs", corrupt}, 1, []string{corrupt, "dwarf section", "offset"}},
+		{[]string{"help"}, 0, nil},
+		{[]string{"funcs", "-help"}, 0, nil},
+		{[]string{"help", "addr"}, 0, nil},
+	}
+	for _, tt := range tests {
+		_, stderr, code := run(t, "", tt.args...)
+		if code != tt.code {
+			t.Errorf("%q: exit %d, want %d; stderr %q", tt.args, code, tt.code, stderr)
+		}
+		if tt.code == 1 && strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%q: error is not one line: %q", tt.args, stderr)
+		}
+		for _, w := range tt.wantErr {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("%q: stderr %q lacks %q", tt.args, stderr, w)
+			}
+		}
+	}
+}
+
+func TestHelpTexts(t *testing.T) {
+	for _, cmd := range commands {
+		out, _, code := run(t, "", cmd.name, "-help")
+		if code != 0 || !strings.HasPrefix(out, "usage: splitdbg "+cmd.name) {
+			t.Errorf("%s -help: exit %d, %q", cmd.name, code, out)
+		}
+	}
+	out, _, _ := run(t, "", "help")
+	for _, cmd := range commands {
+		if !strings.Contains(out, cmd.name) {
+			t.Errorf("help does not list %s", cmd.name)
+		}
+	}
+}
+
+func TestDemo(t *testing.T) {
+	out, stderr, code := run(t, "", "demo")
+	if code != 0 {
+		t.Fatalf("demo: exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"sum", "sum.cold", "scale.cold", "(fragment 1 cold sum.cold)", "??"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, out)
+		}
+	}
+	// The embedded binary is the checked-in one.
+	disk, err := os.ReadFile(testbin.Path(t, "demo"))
+	if err == nil && !bytes.Equal(disk, demoBinary) {
+		t.Error("cmd/splitdbg/demodata/demo differs from testdata/bin/demo: rerun testdata/gen.sh")
+	}
+}
