@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"iter"
 	"math"
-	"math/bits"
 	"slices"
 	"strings"
+
+	"github.com/splitdbg/splitdbg/internal/addrindex"
 )
 
 // Table holds the procedures of one ELF file with an address index over
@@ -18,18 +19,10 @@ type Table struct {
 	spans []span      // every fragment, sorted by start, non-overlapping
 	names []nameEntry // sorted by name
 
-	// The address index: starts[i] == spans[i].start, and a page
-	// directory that narrows the binary search over starts. Page k covers
-	// addresses [base + k<<shift, base + (k+1)<<shift); pages[k] is the
-	// first span starting at or after the page. The directory has about
-	// one entry per span, so the search touches a few cache lines.
-	pages []uint32
-	base  uint64
-	shift uint
+	index addrindex.Index // over the spans' starts
 }
 
-// span is one fragment in the address index, 24 bytes so that the few
-// spans a lookup inspects share a cache line or two.
+// span is one fragment in the address index.
 type span struct {
 	start   uint64
 	length  uint32
@@ -132,23 +125,11 @@ func NewTable(procs []Proc) (*Table, error) {
 }
 
 func (t *Table) buildIndex() {
-	n := len(t.spans)
-	if n == 0 {
-		return
+	starts := make([]uint64, len(t.spans))
+	for i := range t.spans {
+		starts[i] = t.spans[i].start
 	}
-	t.base = t.spans[0].start
-	extent := t.spans[n-1].start - t.base
-	t.shift = uint(bits.Len64(extent / uint64(n/2+1)))
-	npages := int(extent>>t.shift) + 2
-	t.pages = make([]uint32, npages)
-	i := 0
-	for k := range t.pages {
-		pageStart := t.base + uint64(k)<<t.shift
-		for i < n && t.spans[i].start < pageStart {
-			i++
-		}
-		t.pages[k] = uint32(i)
-	}
+	t.index = addrindex.New(starts)
 }
 
 func (t *Table) conflict(proc int32, addr uint64, detail string) {
@@ -201,29 +182,11 @@ func (l Loc) Fragment() *Fragment { return &l.Proc.Fragments[l.Frag] }
 // Lookup returns the procedure whose fragments contain addr, in any
 // fragment (the seed's address_to_procedure). It does not allocate.
 func (t *Table) Lookup(addr uint64) (Loc, bool) {
-	if len(t.spans) == 0 || addr < t.base {
+	i := t.index.Find(addr)
+	if i < 0 {
 		return Loc{}, false
 	}
-	// Find the first span starting after addr; the span before it is the
-	// only one that can hold addr.
-	lo, hi := 0, len(t.spans)
-	if k := (addr - t.base) >> t.shift; k < uint64(len(t.pages)-1) {
-		lo, hi = int(t.pages[k]), int(t.pages[k+1])
-	} else {
-		lo = int(t.pages[len(t.pages)-1])
-	}
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if t.spans[m].start <= addr {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	if lo == 0 {
-		return Loc{}, false
-	}
-	s := &t.spans[lo-1]
+	s := &t.spans[i]
 	if addr-s.start >= uint64(s.length) {
 		return Loc{}, false
 	}
