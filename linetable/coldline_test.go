@@ -1,0 +1,125 @@
+package linetable_test
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/splitdbg/splitdbg/internal/testbin"
+	"github.com/splitdbg/splitdbg/linetable"
+	"github.com/splitdbg/splitdbg/splitinfo"
+)
+
+// coldLines finds the /* COLD-LINE: name */ markers of testdata/src:
+// marker name → "dir/file.c:LINE".
+func coldLines(t *testing.T) map[string]string {
+	src := filepath.Join(testbin.Dir(), "..", "src")
+	re := regexp.MustCompile(`/\* COLD-LINE: (\S+) \*/`)
+	out := map[string]string{}
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".c") {
+			return err
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for n := 1; sc.Scan(); n++ {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				rel, _ := filepath.Rel(src, p)
+				out[m[1]] = filepath.ToSlash(rel) + ":" + strconv.Itoa(n)
+			}
+		}
+		return sc.Err()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestColdLines: a breakpoint on each marked cold line has an address in
+// the fragment that holds the line's code (testdata/README.md, "Where
+// each COLD-LINE lands"), for every producer: GCC, GCC PGO, clang-19,
+// clang-22, machine function splitting, BOLT 19/22, BOLT over GCC, cgo.
+func TestColdLines(t *testing.T) {
+	lines := coldLines(t)
+	gccCold := map[string]string{"process": "process.cold", "validate-x": "validate.cold", "validate-y": "validate.cold",
+		"a-helper": "helper.cold", "b-helper": "helper.cold"}
+	bbsections := map[string]string{"scan": "scan.cold", "dispatch-div": "dispatch.__part.1", "dispatch-default": "dispatch.cold"}
+	bolt := map[string]string{"tally-attr": "tally.cold.0", "tally-plain": "tally.cold.0", "lookup-attr": "lookup.cold.0", "lookup-plain": "lookup.cold.0"}
+	overGCC := map[string]string{"tally-attr": "tally.cold", "tally-plain": "tally.cold.0", "lookup-attr": "lookup.cold"}
+	want := map[string]map[string]string{
+		"demo":               {"scale": "scale.cold", "sum": "sum.cold"},
+		"gcc-cold":           gccCold,
+		"gcc-cold-nopie":     gccCold,
+		"gcc-cold-dwarf4":    gccCold,
+		"gcc-cold-zlib":      gccCold,
+		"gcc-cold-zstd":      gccCold,
+		"gcc-pgo":            {"checksum": "checksum.cold", "classify": "classify.cold"},
+		"clang19-bbsections": bbsections,
+		"clang22-bbsections": bbsections,
+		"clang19-mfs":        {"report": "report.cold"},
+		"clang22-mfs":        {"scan": "scan.cold", "dispatch-div": "dispatch.cold", "dispatch-default": "dispatch.cold"},
+		"bolt19":             bolt,
+		"bolt22":             bolt,
+		"bolt-gcc-input":     {"tally-attr": "tally.cold", "lookup-attr": "lookup.cold"},
+		"bolt19-over-gcc":    overGCC,
+		"bolt22-over-gcc":    overGCC,
+		"cgo":                {"c_classify": "c_classify.cold", "c_accumulate": "c_accumulate.cold"},
+	}
+	// BOLT keeps no is_stmt row for this line in its cold fragment.
+	noStmt := map[string]bool{"bolt19-over-gcc/tally-plain": true, "bolt22-over-gcc/tally-plain": true}
+	for bin, markers := range want {
+		tab, err := linetable.Open(testbin.Path(t, bin))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for marker, frag := range markers {
+			loc, ok := lines[marker]
+			if !ok {
+				t.Fatalf("no COLD-LINE marker %q in testdata/src", marker)
+			}
+			// Resolve by base name and line, as a user types it; the
+			// helper markers need the directory to pick a.c or b.c.
+			spec := loc[strings.LastIndexByte(loc, '/')+1:]
+			b, err := tab.Resolve(spec)
+			if err != nil {
+				t.Errorf("%s: break %s (%s): %v", bin, spec, marker, err)
+				continue
+			}
+			found := false
+			for _, l := range b.Locs {
+				f := l.Fragment()
+				if f == nil || f.Symbol != frag {
+					continue
+				}
+				found = true
+				if f.Kind == splitinfo.Hot {
+					t.Errorf("%s: %s resolved to the entry fragment", bin, spec)
+				}
+				if l.NoStmt != noStmt[bin+"/"+marker] {
+					t.Errorf("%s: %s at %#x: NoStmt = %v", bin, spec, l.Addr, l.NoStmt)
+				}
+				if !f.Contains(l.Addr) {
+					t.Errorf("%s: %s: %#x not in %s", bin, spec, l.Addr, f.Symbol)
+				}
+			}
+			if !found {
+				var got []string
+				for _, l := range b.Locs {
+					if f := l.Fragment(); f != nil {
+						got = append(got, f.Symbol)
+					}
+				}
+				t.Errorf("%s: break %s (%s): addresses in %v, want one in %s", bin, spec, marker, got, frag)
+			}
+		}
+	}
+}

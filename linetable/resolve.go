@@ -1,0 +1,251 @@
+package linetable
+
+import (
+	"cmp"
+	"fmt"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/splitdbg/splitdbg/splitinfo"
+)
+
+// MatchFiles returns the files of the table that name matches, by the
+// rules debuggers use: the same path; or a path suffix at a '/' boundary
+// ("a.c" and "src/a.c" match "./src/a.c"), either way round, so an
+// absolute name matches a file recorded relative to a compile directory.
+// If one file is named exactly, only it matches.
+func (t *Table) MatchFiles(name string) []string {
+	name = path.Clean(name)
+	var exact, suffix []string
+	for _, f := range t.files {
+		switch {
+		case f == name:
+			exact = append(exact, f)
+		case hasPathSuffix(f, name), !path.IsAbs(f) && hasPathSuffix(name, strings.TrimPrefix(f, "./")):
+			suffix = append(suffix, f)
+		}
+	}
+	if len(exact) > 0 {
+		return exact
+	}
+	slices.Sort(suffix)
+	return suffix
+}
+
+func hasPathSuffix(p, suffix string) bool {
+	if suffix == "" || suffix == "." {
+		return false
+	}
+	return p == suffix || strings.HasSuffix(p, suffix) && p[len(p)-len(suffix)-1] == '/'
+}
+
+// Location is one breakpoint address.
+type Location struct {
+	Position
+	// NoStmt reports that the fragment has rows of the line but none
+	// marked is_stmt (BOLT drops the flag), so Addr is the first row of
+	// its block rather than a statement start.
+	NoStmt bool
+}
+
+// Breakpoint is the resolution of a location spec.
+type Breakpoint struct {
+	Spec string // as given
+	// File and Line are the resolved source line for FILE:LINE specs, and
+	// the position of the address for FUNC and *ADDR.
+	File string
+	Line int
+	Locs []Location
+}
+
+// Procs returns the distinct procedures of the locations, in order.
+func (b *Breakpoint) Procs() []*splitinfo.Proc {
+	var out []*splitinfo.Proc
+	for _, l := range b.Locs {
+		if l.Proc != nil && !slices.Contains(out, l.Proc) {
+			out = append(out, l.Proc)
+		}
+	}
+	return out
+}
+
+// Resolve resolves a location spec: FUNC, FILE:LINE, FILE:FUNC (to pick one
+// of several static functions of one name) or *ADDR.
+func (t *Table) Resolve(spec string) (Breakpoint, error) {
+	if a, ok := strings.CutPrefix(spec, "*"); ok {
+		addr, err := ParseAddr(a)
+		if err != nil {
+			return Breakpoint{}, err
+		}
+		return t.addrBreakpoint(spec, addr)
+	}
+	if i := strings.LastIndexByte(spec, ':'); i > 0 && i < len(spec)-1 {
+		file, rest := spec[:i], spec[i+1:]
+		if line, err := strconv.Atoi(rest); err == nil {
+			return t.LineAddrs(file, line)
+		}
+		return t.funcBreakpoint(spec, file, rest)
+	}
+	return t.funcBreakpoint(spec, "", spec)
+}
+
+// ParseAddr parses "0x..." as hexadecimal and anything else as decimal.
+func ParseAddr(s string) (uint64, error) {
+	s = strings.TrimSpace(s)
+	base := 10
+	if h, ok := strings.CutPrefix(strings.ToLower(s), "0x"); ok {
+		s, base = h, 16
+	}
+	v, err := strconv.ParseUint(s, base, 64)
+	if err != nil {
+		return 0, fmt.Errorf("bad address %q", s)
+	}
+	return v, nil
+}
+
+func (t *Table) addrBreakpoint(spec string, addr uint64) (Breakpoint, error) {
+	b := Breakpoint{Spec: spec}
+	pos, ok := t.PC(addr)
+	if !ok {
+		pos = Position{Addr: addr}
+		if loc, ok := t.procs.Lookup(addr); ok {
+			pos.Proc, pos.Frag = loc.Proc, loc.Frag
+		}
+	}
+	b.File, b.Line = pos.File, pos.Line
+	b.Locs = []Location{{Position: pos, NoStmt: !pos.IsStmt}}
+	return b, nil
+}
+
+func (t *Table) funcBreakpoint(spec, file, name string) (Breakpoint, error) {
+	procs := t.procs.ByName(name)
+	if file != "" {
+		files := t.MatchFiles(file)
+		procs = slices.DeleteFunc(procs, func(p *splitinfo.Proc) bool {
+			return !slices.Contains(files, path.Clean(p.File)) && !slices.Contains(files, path.Clean(p.CompUnit))
+		})
+	}
+	switch len(procs) {
+	case 0:
+		return Breakpoint{}, fmt.Errorf("function %s: %w", spec, ErrNotFound)
+	case 1:
+	default:
+		var cands []string
+		for _, p := range procs {
+			cands = append(cands, qualifiedName(p))
+		}
+		return Breakpoint{}, &AmbiguousError{Spec: spec, Candidates: cands}
+	}
+	pos := t.FuncStart(procs[0])
+	return Breakpoint{Spec: spec, File: pos.File, Line: pos.Line, Locs: []Location{{Position: pos}}}, nil
+}
+
+// qualifiedName is FILE:NAME for a procedure with a file, else NAME.
+func qualifiedName(p *splitinfo.Proc) string {
+	switch {
+	case p.File != "":
+		return p.File + ":" + p.Name
+	case p.CompUnit != "":
+		return p.CompUnit + ":" + p.Name
+	}
+	return p.Name
+}
+
+// FuncStart returns where a debugger stops for a breakpoint on the
+// function: the first prologue_end row of the entry fragment; else the
+// first is_stmt row after the entry with another line than the entry's
+// (the end of the first line, as gdb does); else the entry. It is always
+// in the entry fragment, never in moved code.
+func (t *Table) FuncStart(p *splitinfo.Proc) Position {
+	hot := &p.Fragments[0]
+	first := t.rowAt(p.Entry)
+	if first < 0 {
+		return Position{Addr: p.Entry, Proc: p}
+	}
+	for i := first; i < len(t.rows) && t.rows[i].addr < hot.End && !t.rows[i].isEnd(); i++ {
+		if t.rows[i].flags&flagPrologueEnd != 0 && t.rows[i].addr >= p.Entry {
+			return t.position(i, t.rows[i].addr)
+		}
+	}
+	entryLine := t.rows[first].line
+	for i := first + 1; i < len(t.rows) && t.rows[i].addr < hot.End && !t.rows[i].isEnd(); i++ {
+		if r := &t.rows[i]; r.addr > p.Entry && r.isStmt() && r.line != entryLine && r.line != 0 {
+			return t.position(i, r.addr)
+		}
+	}
+	return t.position(first, p.Entry)
+}
+
+// LineAddrs returns the breakpoint addresses of a source line: in every
+// fragment holding rows of the line, one address per contiguous block of
+// its rows — the first is_stmt row of the block — or, in a fragment with
+// rows of the line but none is_stmt, the first row of each block, marked
+// NoStmt. Line-0 rows never match. A file name that matches several files
+// is an *AmbiguousError.
+func (t *Table) LineAddrs(file string, line int) (Breakpoint, error) {
+	spec := fmt.Sprintf("%s:%d", file, line)
+	files := t.MatchFiles(file)
+	switch {
+	case len(files) == 0:
+		return Breakpoint{}, fmt.Errorf("%s: no file %s in the line table: %w", spec, file, ErrNotFound)
+	case len(files) > 1:
+		return Breakpoint{}, &AmbiguousError{Spec: spec, Candidates: files}
+	}
+	b := Breakpoint{Spec: spec, File: files[0], Line: line}
+	if line <= 0 {
+		return b, fmt.Errorf("%s: no code: %w", spec, ErrNotFound)
+	}
+	id := uint32(slices.Index(t.files, files[0]))
+	lo, _ := slices.BinarySearchFunc(t.byLine, [2]uint32{id, uint32(line)}, func(i uint32, k [2]uint32) int {
+		return cmp.Or(cmp.Compare(t.rows[i].file, k[0]), cmp.Compare(t.rows[i].line, k[1]))
+	})
+	hi := lo
+	for hi < len(t.byLine) && t.rows[t.byLine[hi]].file == id && t.rows[t.byLine[hi]].line == uint32(line) {
+		hi++
+	}
+	if lo == hi {
+		return b, fmt.Errorf("%s: no code: %w", spec, ErrNotFound)
+	}
+	// Blocks: runs of consecutive rows of the line within one fragment.
+	type block struct {
+		first, stmt int // row indices; stmt -1 if none is_stmt
+		pos         Position
+	}
+	var blocks []block
+	prev := -2
+	for _, ri := range t.byLine[lo:hi] {
+		i := int(ri)
+		pos := t.position(i, t.rows[i].addr)
+		if n := len(blocks); n > 0 && i == prev+1 && sameFragment(blocks[n-1].pos, pos) {
+			if blocks[n-1].stmt < 0 && t.rows[i].isStmt() {
+				blocks[n-1].stmt = i
+			}
+		} else {
+			s := -1
+			if t.rows[i].isStmt() {
+				s = i
+			}
+			blocks = append(blocks, block{first: i, stmt: s, pos: pos})
+		}
+		prev = i
+	}
+	// Per fragment: statement starts if it has any, else block starts.
+	hasStmt := func(p Position) bool {
+		return slices.ContainsFunc(blocks, func(b block) bool { return b.stmt >= 0 && sameFragment(b.pos, p) })
+	}
+	for _, bl := range blocks {
+		switch {
+		case bl.stmt >= 0:
+			b.Locs = append(b.Locs, Location{Position: t.position(bl.stmt, t.rows[bl.stmt].addr)})
+		case !hasStmt(bl.pos):
+			b.Locs = append(b.Locs, Location{Position: bl.pos, NoStmt: true})
+		}
+	}
+	slices.SortFunc(b.Locs, func(x, y Location) int { return cmp.Compare(x.Addr, y.Addr) })
+	b.Locs = slices.CompactFunc(b.Locs, func(x, y Location) bool { return x.Addr == y.Addr })
+	return b, nil
+}
+
+func sameFragment(a, b Position) bool { return a.Proc == b.Proc && a.Frag == b.Frag }
