@@ -119,7 +119,26 @@ func (t *Table) addrBreakpoint(spec string, addr uint64) (Breakpoint, error) {
 	return b, nil
 }
 
+// LookupFunc returns the one procedure named by spec, FUNC or FILE:FUNC;
+// several matches are an *AmbiguousError.
+func (t *Table) LookupFunc(spec string) (*splitinfo.Proc, error) {
+	file, name := "", spec
+	if i := strings.LastIndexByte(spec, ':'); i > 0 && i < len(spec)-1 {
+		file, name = spec[:i], spec[i+1:]
+	}
+	return t.lookupFunc(spec, file, name)
+}
+
 func (t *Table) funcBreakpoint(spec, file, name string) (Breakpoint, error) {
+	p, err := t.lookupFunc(spec, file, name)
+	if err != nil {
+		return Breakpoint{}, err
+	}
+	pos := t.FuncStart(p)
+	return Breakpoint{Spec: spec, File: pos.File, Line: pos.Line, Locs: []Location{{Position: pos}}}, nil
+}
+
+func (t *Table) lookupFunc(spec, file, name string) (*splitinfo.Proc, error) {
 	procs := t.procs.ByName(name)
 	if file != "" {
 		files := t.MatchFiles(file)
@@ -129,17 +148,15 @@ func (t *Table) funcBreakpoint(spec, file, name string) (Breakpoint, error) {
 	}
 	switch len(procs) {
 	case 0:
-		return Breakpoint{}, fmt.Errorf("function %s: %w", spec, ErrNotFound)
+		return nil, fmt.Errorf("function %s: %w", spec, ErrNotFound)
 	case 1:
-	default:
-		var cands []string
-		for _, p := range procs {
-			cands = append(cands, qualifiedName(p))
-		}
-		return Breakpoint{}, &AmbiguousError{Spec: spec, Candidates: cands}
+		return procs[0], nil
 	}
-	pos := t.FuncStart(procs[0])
-	return Breakpoint{Spec: spec, File: pos.File, Line: pos.Line, Locs: []Location{{Position: pos}}}, nil
+	var cands []string
+	for _, p := range procs {
+		cands = append(cands, qualifiedName(p))
+	}
+	return nil, &AmbiguousError{Spec: spec, Candidates: cands}
 }
 
 // qualifiedName is FILE:NAME for a procedure with a file, else NAME.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/splitdbg/splitdbg/splitinfo"
+	"github.com/splitdbg/splitdbg/linetable"
 )
 
 var addrCmd = &command{
@@ -21,7 +21,8 @@ Maps each address to the logical function whose fragments hold it:
 "function" is the logical name even for an address in foo.cold, "fragment"
 the fragment's index in logical order, "symbol" the fragment's own symbol,
 and "offset" the offset within the logical function (its fragments
-concatenated in logical order).
+concatenated in logical order); "file", "line" and "column" are the
+source position from the line table, in any fragment.
 
 ADDR is hexadecimal with a 0x prefix, or decimal. With "-", addresses are
 read from standard input, one per line, and answered as they arrive.`,
@@ -35,14 +36,14 @@ read from standard input, one per line, and answered as they arrive.`,
 			var addrs []uint64
 			if !stream {
 				for _, a := range args[1:] {
-					v, err := parseAddr(a)
+					v, err := linetable.ParseAddr(a)
 					if err != nil {
 						return usagef("%v", err)
 					}
 					addrs = append(addrs, v)
 				}
 			}
-			t, err := splitinfo.Open(args[0])
+			t, err := linetable.Open(args[0])
 			if err != nil {
 				return err
 			}
@@ -64,27 +65,10 @@ read from standard input, one per line, and answered as they arrive.`,
 	},
 }
 
-// parseAddr parses "0x..." as hexadecimal and anything else as decimal.
-func parseAddr(s string) (uint64, error) {
-	s = strings.TrimSpace(s)
-	if h, ok := strings.CutPrefix(strings.ToLower(s), "0x"); ok {
-		v, err := strconv.ParseUint(h, 16, 64)
-		if err != nil {
-			return 0, fmt.Errorf("bad address %q", s)
-		}
-		return v, nil
-	}
-	v, err := strconv.ParseUint(s, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("bad address %q", s)
-	}
-	return v, nil
-}
-
 // addrWriter formats lookups without allocating per address.
 type addrWriter struct {
 	w    *bufio.Writer
-	t    *splitinfo.Table
+	t    *linetable.Table
 	json bool
 	n    int
 	buf  []byte
@@ -115,7 +99,7 @@ func (a *addrWriter) stream(in io.Reader) error {
 			return fmt.Errorf("stdin line %d: too long", lineNo)
 		}
 		if s := strings.TrimSpace(string(line)); s != "" {
-			v, perr := parseAddr(s)
+			v, perr := linetable.ParseAddr(s)
 			if perr != nil {
 				return fmt.Errorf("stdin line %d: %v", lineNo, perr)
 			}
@@ -136,7 +120,8 @@ func (a *addrWriter) stream(in io.Reader) error {
 }
 
 func (a *addrWriter) write(addr uint64) {
-	loc, ok := a.t.Lookup(addr)
+	loc, ok := a.t.Procs().Lookup(addr)
+	pos, hasPos := a.t.PC(addr)
 	b := a.buf[:0]
 	if a.json {
 		if a.n > 0 {
@@ -159,6 +144,14 @@ func (a *addrWriter) write(addr uint64) {
 			b = append(b, ",\"offset\":"...)
 			b = strconv.AppendUint(b, loc.Offset, 10)
 		}
+		if hasPos {
+			b = append(b, ",\"file\":"...)
+			b = appendJSONString(b, pos.File)
+			b = append(b, ",\"line\":"...)
+			b = strconv.AppendInt(b, int64(pos.Line), 10)
+			b = append(b, ",\"column\":"...)
+			b = strconv.AppendInt(b, int64(pos.Column), 10)
+		}
 		b = append(b, '}')
 	} else {
 		b = append(b, "0x"...)
@@ -180,6 +173,12 @@ func (a *addrWriter) write(addr uint64) {
 			b = append(b, ')')
 		} else {
 			b = append(b, " ??"...)
+		}
+		if hasPos {
+			b = append(b, " at "...)
+			b = append(b, pos.File...)
+			b = append(b, ':')
+			b = strconv.AppendInt(b, int64(pos.Line), 10)
 		}
 		b = append(b, '\n')
 	}

@@ -26,7 +26,7 @@ type command struct {
 var commands []*command
 
 func init() {
-	commands = []*command{funcsCmd, addrCmd, demoCmd}
+	commands = []*command{funcsCmd, addrCmd, breakCmd, linesCmd, demoCmd}
 }
 
 // cli carries the process's streams, so tests can run commands in-process.

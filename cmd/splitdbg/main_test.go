@@ -87,6 +87,9 @@ type addrResult struct {
 	Fragment int    `json:"fragment"`
 	Symbol   string `json:"symbol"`
 	Offset   uint64 `json:"offset"`
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+	Column   int    `json:"column"`
 }
 
 func symbolAddrs(t *testing.T, bin string) map[string]elf.Symbol {
@@ -115,9 +118,10 @@ func TestAddr(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
+	// Lines from llvm-dwarfdump --debug-line testdata/bin/demo.
 	want := []addrResult{
-		{Addr: sum.Value, Found: true, Function: "sum", Fragment: 0, Symbol: "sum", Offset: 0},
-		{Addr: cold.Value + 2, Found: true, Function: "sum", Fragment: 1, Symbol: "sum.cold", Offset: sum.Size + 2},
+		{Addr: sum.Value, Found: true, Function: "sum", Fragment: 0, Symbol: "sum", Offset: 0, File: "demo/demo.c", Line: 35, Column: 20},
+		{Addr: cold.Value + 2, Found: true, Function: "sum", Fragment: 1, Symbol: "sum.cold", Offset: sum.Size + 2, File: "demo/demo.c", Line: 37, Column: 4},
 		{Addr: 16},
 	}
 	if diff := cmp.Diff(want, decode[[]addrResult](t, out)); diff != "" {
@@ -242,5 +246,93 @@ func TestDemo(t *testing.T) {
 	disk, err := os.ReadFile(testbin.Path(t, "demo"))
 	if err == nil && !bytes.Equal(disk, demoBinary) {
 		t.Error("cmd/splitdbg/demodata/demo differs from testdata/bin/demo: rerun testdata/gen.sh")
+	}
+}
+
+func TestBreak(t *testing.T) {
+	bin := testbin.Path(t, "gcc-cold")
+	syms := symbolAddrs(t, bin)
+	type loc struct {
+		Addr     uint64 `json:"addr"`
+		Function string `json:"function"`
+		Fragment int    `json:"fragment"`
+		Kind     string `json:"kind"`
+		Symbol   string `json:"symbol"`
+		Line     int    `json:"line"`
+		IsStmt   bool   `json:"is_stmt"`
+	}
+	type bp struct {
+		Location  string   `json:"location"`
+		Function  string   `json:"function"`
+		Addrs     []uint64 `json:"addrs"`
+		Locations []loc    `json:"locations"`
+	}
+	// main.c:49 is the COLD-LINE "process": its code is in process.cold.
+	out, stderr, code := run(t, "", "break", "-json", bin, "main.c:49")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	got := decode[bp](t, out)
+	cold := syms["process.cold"]
+	if got.Function != "process" || len(got.Addrs) != 1 || got.Addrs[0] < cold.Value || got.Addrs[0] >= cold.Value+cold.Size {
+		t.Errorf("break main.c:49 = %+v, want one address in process.cold [%#x,+%#x)", got, cold.Value, cold.Size)
+	}
+	if l := got.Locations[0]; l.Kind != "cold" || l.Symbol != "process.cold" || l.Line != 49 || !l.IsStmt {
+		t.Errorf("location %+v", l)
+	}
+	// FUNC: after the prologue, in the entry fragment.
+	out, _, _ = run(t, "", "break", "-json", bin, "process")
+	got = decode[bp](t, out)
+	p := syms["process"]
+	if len(got.Addrs) != 1 || got.Addrs[0] < p.Value || got.Addrs[0] >= p.Value+p.Size {
+		t.Errorf("break process = %+v, want an address in [%#x,+%#x)", got, p.Value, p.Size)
+	}
+	// *ADDR
+	out, _, _ = run(t, "", "break", "-json", bin, fmt.Sprintf("*%#x", cold.Value))
+	if got = decode[bp](t, out); got.Function != "process" || got.Addrs[0] != cold.Value {
+		t.Errorf("break *%#x = %+v", cold.Value, got)
+	}
+	// Ambiguity names the candidates; FILE:FUNC picks one.
+	_, stderr, code = run(t, "", "break", bin, "helper")
+	if code != 1 || !strings.Contains(stderr, "gcccold/a.c:helper") || !strings.Contains(stderr, "gcccold/b.c:helper") {
+		t.Errorf("break helper: exit %d, %q", code, stderr)
+	}
+	out, _, code = run(t, "", "break", "-json", bin, "b.c:helper")
+	if got = decode[bp](t, out); code != 0 || got.Function != "helper" || len(got.Addrs) != 1 {
+		t.Errorf("break b.c:helper = %+v", got)
+	}
+	_, stderr, code = run(t, "", "break", bin, "main.c:2")
+	if code != 1 || !strings.Contains(stderr, "no code") {
+		t.Errorf("break on a line without code: exit %d, %q", code, stderr)
+	}
+}
+
+func TestLines(t *testing.T) {
+	bin := testbin.Path(t, "demo")
+	out, stderr, code := run(t, "", "lines", "-json", bin, "sum")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	type row struct {
+		Addr     uint64 `json:"addr"`
+		Line     int    `json:"line"`
+		Fragment int    `json:"fragment"`
+	}
+	rows := decode[[]row](t, out)
+	// The walk enters sum.cold at its branch and comes back: fragment
+	// numbers go 0... 1... 0..., and the cold rows carry line 37.
+	var frags []int
+	for _, r := range rows {
+		if len(frags) == 0 || frags[len(frags)-1] != r.Fragment {
+			frags = append(frags, r.Fragment)
+		}
+	}
+	if diff := cmp.Diff([]int{0, 1, 0}, frags); diff != "" {
+		t.Errorf("fragment sequence (-want +got):\n%s", diff)
+	}
+	for _, r := range rows {
+		if r.Fragment == 1 && r.Line != 37 && r.Line != 38 {
+			t.Errorf("cold row %+v: want line 37 or 38", r)
+		}
 	}
 }
