@@ -50,32 +50,7 @@ func coldLines(t *testing.T) map[string]string {
 // clang-22, machine function splitting, BOLT 19/22, BOLT over GCC, cgo.
 func TestColdLines(t *testing.T) {
 	lines := coldLines(t)
-	gccCold := map[string]string{"process": "process.cold", "validate-x": "validate.cold", "validate-y": "validate.cold",
-		"a-helper": "helper.cold", "b-helper": "helper.cold"}
-	bbsections := map[string]string{"scan": "scan.cold", "dispatch-div": "dispatch.__part.1", "dispatch-default": "dispatch.cold"}
-	bolt := map[string]string{"tally-attr": "tally.cold.0", "tally-plain": "tally.cold.0", "lookup-attr": "lookup.cold.0", "lookup-plain": "lookup.cold.0"}
-	overGCC := map[string]string{"tally-attr": "tally.cold", "tally-plain": "tally.cold.0", "lookup-attr": "lookup.cold"}
-	want := map[string]map[string]string{
-		"demo":               {"scale": "scale.cold", "sum": "sum.cold"},
-		"gcc-cold":           gccCold,
-		"gcc-cold-nopie":     gccCold,
-		"gcc-cold-dwarf4":    gccCold,
-		"gcc-cold-zlib":      gccCold,
-		"gcc-cold-zstd":      gccCold,
-		"gcc-pgo":            {"checksum": "checksum.cold", "classify": "classify.cold"},
-		"clang19-bbsections": bbsections,
-		"clang22-bbsections": bbsections,
-		"clang19-mfs":        {"report": "report.cold"},
-		"clang22-mfs":        {"scan": "scan.cold", "dispatch-div": "dispatch.cold", "dispatch-default": "dispatch.cold"},
-		"bolt19":             bolt,
-		"bolt22":             bolt,
-		"bolt-gcc-input":     {"tally-attr": "tally.cold", "lookup-attr": "lookup.cold"},
-		"bolt19-over-gcc":    overGCC,
-		"bolt22-over-gcc":    overGCC,
-		"cgo":                {"c_classify": "c_classify.cold", "c_accumulate": "c_accumulate.cold"},
-	}
-	// BOLT keeps no is_stmt row for this line in its cold fragment.
-	noStmt := map[string]bool{"bolt19-over-gcc/tally-plain": true, "bolt22-over-gcc/tally-plain": true}
+	want, noStmt := coldLineExpectations()
 	for bin, markers := range want {
 		tab, err := linetable.Open(testbin.Path(t, bin))
 		if err != nil {
@@ -122,4 +97,37 @@ func TestColdLines(t *testing.T) {
 			}
 		}
 	}
+}
+
+// coldLineExpectations is testdata/README.md's "Where each COLD-LINE
+// lands": binary → COLD-LINE marker → the fragment symbol holding the
+// line's code; and the binary/marker pairs whose fragment keeps no
+// is_stmt row for the line (BOLT drops them).
+func coldLineExpectations() (want map[string]map[string]string, noStmt map[string]bool) {
+	gccCold := map[string]string{"process": "process.cold", "validate-x": "validate.cold", "validate-y": "validate.cold",
+		"a-helper": "helper.cold", "b-helper": "helper.cold"}
+	bbsections := map[string]string{"scan": "scan.cold", "dispatch-div": "dispatch.__part.1", "dispatch-default": "dispatch.cold"}
+	bolt := map[string]string{"tally-attr": "tally.cold.0", "tally-plain": "tally.cold.0", "lookup-attr": "lookup.cold.0", "lookup-plain": "lookup.cold.0"}
+	overGCC := map[string]string{"tally-attr": "tally.cold", "tally-plain": "tally.cold.0", "lookup-attr": "lookup.cold"}
+	want = map[string]map[string]string{
+		"demo":               {"scale": "scale.cold", "sum": "sum.cold"},
+		"gcc-cold":           gccCold,
+		"gcc-cold-nopie":     gccCold,
+		"gcc-cold-dwarf4":    gccCold,
+		"gcc-cold-zlib":      gccCold,
+		"gcc-cold-zstd":      gccCold,
+		"gcc-pgo":            {"checksum": "checksum.cold", "classify": "classify.cold"},
+		"clang19-bbsections": bbsections,
+		"clang22-bbsections": bbsections,
+		"clang19-mfs":        {"report": "report.cold"},
+		"clang22-mfs":        {"scan": "scan.cold", "dispatch-div": "dispatch.cold", "dispatch-default": "dispatch.cold"},
+		"bolt19":             bolt,
+		"bolt22":             bolt,
+		"bolt-gcc-input":     {"tally-attr": "tally.cold", "lookup-attr": "lookup.cold"},
+		"bolt19-over-gcc":    overGCC,
+		"bolt22-over-gcc":    overGCC,
+		"cgo":                {"c_classify": "c_classify.cold", "c_accumulate": "c_accumulate.cold"},
+	}
+	noStmt = map[string]bool{"bolt19-over-gcc/tally-plain": true, "bolt22-over-gcc/tally-plain": true}
+	return want, noStmt
 }

@@ -171,28 +171,41 @@ func qualifiedName(p *splitinfo.Proc) string {
 }
 
 // FuncStart returns where a debugger stops for a breakpoint on the
-// function: the first prologue_end row of the entry fragment; else the
-// first is_stmt row after the entry with another line than the entry's
-// (the end of the first line, as gdb does); else the entry. It is always
-// in the entry fragment, never in moved code.
+// function: the first prologue_end row of the entry fragment (clang emits
+// them), else the entry itself, which is what gdb does for GCC code. The
+// "second row" rule some debuggers use is unsafe on optimized code: in
+// BOLT's output of testdata/src/bolt/bolt.c, tally's second row follows a
+// branch to its cold fragment, so a breakpoint there misses the calls
+// that take it. The address is always in the entry fragment, never in
+// moved code, whichever range DWARF lists first. The line reported is the
+// last is_stmt row at the address, as gdb reports it.
 func (t *Table) FuncStart(p *splitinfo.Proc) Position {
 	hot := &p.Fragments[0]
 	first := t.rowAt(p.Entry)
 	if first < 0 {
 		return Position{Addr: p.Entry, Proc: p}
 	}
+	for first > 0 && t.rows[first-1].addr == p.Entry && !t.rows[first-1].isEnd() {
+		first--
+	}
 	for i := first; i < len(t.rows) && t.rows[i].addr < hot.End && !t.rows[i].isEnd(); i++ {
-		if t.rows[i].flags&flagPrologueEnd != 0 && t.rows[i].addr >= p.Entry {
-			return t.position(i, t.rows[i].addr)
+		if r := &t.rows[i]; r.flags&flagPrologueEnd != 0 && r.addr >= p.Entry {
+			return t.position(t.stmtRowAt(r.addr), r.addr)
 		}
 	}
-	entryLine := t.rows[first].line
-	for i := first + 1; i < len(t.rows) && t.rows[i].addr < hot.End && !t.rows[i].isEnd(); i++ {
-		if r := &t.rows[i]; r.addr > p.Entry && r.isStmt() && r.line != entryLine && r.line != 0 {
-			return t.position(i, r.addr)
+	return t.position(t.stmtRowAt(p.Entry), p.Entry)
+}
+
+// stmtRowAt returns the row a debugger reports for a stop at addr: the
+// last is_stmt row at exactly addr, else the row covering addr.
+func (t *Table) stmtRowAt(addr uint64) int {
+	i := t.rowAt(addr)
+	for j := i; j >= 0 && t.rows[j].addr == addr && !t.rows[j].isEnd(); j-- {
+		if t.rows[j].isStmt() {
+			return j
 		}
 	}
-	return t.position(first, p.Entry)
+	return i
 }
 
 // LineAddrs returns the breakpoint addresses of a source line: in every

@@ -83,3 +83,14 @@ func Run(tb testing.TB, tool string, args ...string) string {
 	}
 	return string(out)
 }
+
+// RunCombined runs a tool and returns its standard output and error
+// together; a non-zero exit is not a failure (gdb exits 1 when a batch
+// command fails).
+func RunCombined(tb testing.TB, tool string, args ...string) (string, error) {
+	out, err := exec.Command(tool, args...).CombinedOutput()
+	if _, ok := err.(*exec.ExitError); err != nil && !ok {
+		tb.Fatalf("%s: %v", tool, err)
+	}
+	return string(out), err
+}
