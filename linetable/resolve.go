@@ -190,16 +190,20 @@ func (t *Table) FuncStart(p *splitinfo.Proc) Position {
 	}
 	for i := first; i < len(t.rows) && t.rows[i].addr < hot.End && !t.rows[i].isEnd(); i++ {
 		if r := &t.rows[i]; r.flags&flagPrologueEnd != 0 && r.addr >= p.Entry {
-			return t.position(t.stmtRowAt(r.addr), r.addr)
+			return t.position(t.stmtRowAt(r.addr, i), r.addr)
 		}
 	}
-	return t.position(t.stmtRowAt(p.Entry), p.Entry)
+	return t.position(t.stmtRowAt(p.Entry, first), p.Entry)
 }
 
 // stmtRowAt returns the row a debugger reports for a stop at addr: the
-// last is_stmt row at exactly addr, else the row covering addr.
-func (t *Table) stmtRowAt(addr uint64) int {
+// last is_stmt row at exactly addr, else the row covering addr, else
+// fallback.
+func (t *Table) stmtRowAt(addr uint64, fallback int) int {
 	i := t.rowAt(addr)
+	if i < 0 {
+		return fallback
+	}
 	for j := i; j >= 0 && t.rows[j].addr == addr && !t.rows[j].isEnd(); j-- {
 		if t.rows[j].isStmt() {
 			return j

@@ -16,6 +16,8 @@ import (
 	"fmt"
 	"io"
 	"path"
+
+	"github.com/splitdbg/splitdbg/internal/dwarfline"
 )
 
 // Row is one row of a line program.
@@ -38,26 +40,30 @@ type Source interface {
 	Next(*Row) error
 }
 
-// DWARFSource reads the .debug_line programs of every compile unit.
+// DWARFSource reads the .debug_line program of every compile unit, with
+// splitdbg's own decoder (internal/dwarfline).
 type DWARFSource struct {
 	d      *dwarf.Data
+	secs   *dwarfline.Sections
 	units  *dwarf.Reader
-	lr     *dwarf.LineReader
-	names  map[*dwarf.LineFile]string
-	entry  dwarf.LineEntry
+	prog   *dwarfline.Program
+	names  []string // cleaned names of prog's files
+	seen   map[int64]bool
+	row    dwarfline.Row
 	inSeq  bool
 	lastPC uint64
 }
 
-// NewDWARFSource returns the line rows of d.
-func NewDWARFSource(d *dwarf.Data) *DWARFSource {
-	return &DWARFSource{d: d, units: d.Reader(), names: make(map[*dwarf.LineFile]string)}
+// NewDWARFSource returns the line rows of d, whose line programs are in
+// secs.
+func NewDWARFSource(d *dwarf.Data, secs *dwarfline.Sections) *DWARFSource {
+	return &DWARFSource{d: d, secs: secs, units: d.Reader(), seen: make(map[int64]bool)}
 }
 
 // Next implements Source.
 func (s *DWARFSource) Next(r *Row) error {
 	for {
-		if s.lr == nil {
+		if s.prog == nil {
 			cu, err := s.units.Next()
 			if err != nil {
 				return fmt.Errorf("DWARF: %w", err)
@@ -69,19 +75,27 @@ func (s *DWARFSource) Next(r *Row) error {
 			if cu.Tag != dwarf.TagCompileUnit && cu.Tag != dwarf.TagPartialUnit {
 				continue
 			}
-			lr, err := s.d.LineReader(cu)
-			if err != nil {
-				return fmt.Errorf("DWARF: %w", err)
-			}
-			if lr == nil {
+			off, ok := cu.Val(dwarf.AttrStmtList).(int64)
+			if !ok || s.seen[off] {
 				continue
 			}
-			s.lr = lr
-			clear(s.names)
+			s.seen[off] = true
+			compDir, _ := cu.Val(dwarf.AttrCompDir).(string)
+			prog, err := dwarfline.New(s.secs, uint64(off), compDir, s.units.AddressSize())
+			if err != nil {
+				return err
+			}
+			s.prog = prog
+			s.names = s.names[:0]
+			for _, f := range prog.Files {
+				s.names = append(s.names, path.Clean(f))
+			}
 		}
-		err := s.lr.Next(&s.entry)
-		if err == io.EOF {
-			s.lr = nil
+		if !s.prog.Next(&s.row) {
+			if err := s.prog.Err(); err != nil {
+				return err
+			}
+			s.prog = nil
 			if s.inSeq {
 				// A program that ends without end_sequence: close it.
 				s.inSeq = false
@@ -90,20 +104,16 @@ func (s *DWARFSource) Next(r *Row) error {
 			}
 			continue
 		}
-		if err != nil {
-			return fmt.Errorf("DWARF: %w", err)
-		}
-		e := &s.entry
-		s.inSeq, s.lastPC = !e.EndSequence, e.Address
-		*r = Row{Addr: e.Address, Line: e.Line, Column: e.Column, IsStmt: e.IsStmt,
+		e := &s.row
+		s.inSeq, s.lastPC = !e.EndSequence, e.Addr
+		*r = Row{Addr: e.Addr, Line: e.Line, Column: e.Column, IsStmt: e.IsStmt,
 			PrologueEnd: e.PrologueEnd, EndSequence: e.EndSequence}
-		if e.File != nil && !e.EndSequence {
-			name, ok := s.names[e.File]
-			if !ok {
-				name = path.Clean(e.File.Name)
-				s.names[e.File] = name
+		if !e.EndSequence && e.File >= 0 {
+			// DW_LNE_define_file may have added files since.
+			for _, f := range s.prog.Files[len(s.names):] {
+				s.names = append(s.names, path.Clean(f))
 			}
-			r.File = name
+			r.File = s.names[e.File]
 		}
 		return nil
 	}

@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/splitdbg/splitdbg/internal/addrindex"
+	"github.com/splitdbg/splitdbg/internal/dwarfline"
 	"github.com/splitdbg/splitdbg/internal/elfx"
 	"github.com/splitdbg/splitdbg/splitinfo"
 )
@@ -66,7 +67,11 @@ func FromELF(f *elfx.File, procs *splitinfo.Table) (*Table, error) {
 	if d == nil {
 		return New(procs, nil, nil)
 	}
-	t, err := New(procs, NewDWARFSource(d), codeAddr(f))
+	secs, err := dwarfline.Load(f)
+	if err != nil {
+		return nil, err
+	}
+	t, err := New(procs, NewDWARFSource(d, secs), codeAddr(f))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f.Name, err)
 	}

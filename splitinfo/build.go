@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/splitdbg/splitdbg/internal/dwarfline"
 	"github.com/splitdbg/splitdbg/internal/elfx"
 )
 
@@ -50,7 +51,11 @@ func FromELF(f *elfx.File) (*Table, error) {
 		return nil, err
 	}
 	if d != nil {
-		fns, err := dwarfFuncs(d, b.isCode)
+		lines, err := dwarfline.Load(f)
+		if err != nil {
+			return nil, err
+		}
+		fns, err := dwarfFuncs(d, lines, b.isCode)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.Name, err)
 		}

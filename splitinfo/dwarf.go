@@ -3,6 +3,9 @@ package splitinfo
 import (
 	"debug/dwarf"
 	"fmt"
+	"path"
+
+	"github.com/splitdbg/splitdbg/internal/dwarfline"
 )
 
 // dwarfFunc is a DW_TAG_subprogram with code.
@@ -26,7 +29,7 @@ type dieName struct {
 
 // dwarfFuncs reads every subprogram that has code. isCode filters out
 // ranges of discarded code (address 0 or a tombstone).
-func dwarfFuncs(d *dwarf.Data, isCode func(Range) bool) ([]dwarfFunc, error) {
+func dwarfFuncs(d *dwarf.Data, lines *dwarfline.Sections, isCode func(Range) bool) ([]dwarfFunc, error) {
 	var out []dwarfFunc
 	r := d.Reader()
 	ref := d.Reader()
@@ -34,7 +37,7 @@ func dwarfFuncs(d *dwarf.Data, isCode func(Range) bool) ([]dwarfFunc, error) {
 	var (
 		cuEntry *dwarf.Entry
 		cuName  string
-		files   []*dwarf.LineFile
+		files   []string
 		filesOK bool
 	)
 	var resolve func(off dwarf.Offset, depth int) dieName
@@ -103,17 +106,36 @@ func dwarfFuncs(d *dwarf.Data, isCode func(Range) bool) ([]dwarfFunc, error) {
 		if n.fileIdx >= 0 {
 			if !filesOK && cuEntry != nil {
 				filesOK = true
-				if lr, err := d.LineReader(cuEntry); err == nil && lr != nil {
-					files = lr.Files()
-				}
+				files = unitFiles(cuEntry, lines, r.AddressSize())
 			}
-			if i := n.fileIdx; i >= 0 && i < int64(len(files)) && files[i] != nil {
-				fn.file = files[i].Name
+			if i := n.fileIdx; i >= 0 && i < int64(len(files)) {
+				fn.file = files[i]
 			}
 		}
 		out = append(out, fn)
 	}
 	return out, nil
+}
+
+// unitFiles returns the file table of a unit's line program; nil if the
+// unit has none or it cannot be read (the names are then left out).
+func unitFiles(cu *dwarf.Entry, lines *dwarfline.Sections, addrSize int) []string {
+	off, ok := cu.Val(dwarf.AttrStmtList).(int64)
+	if !ok || lines == nil {
+		return nil
+	}
+	compDir, _ := cu.Val(dwarf.AttrCompDir).(string)
+	p, err := dwarfline.New(lines, uint64(off), compDir, addrSize)
+	if err != nil {
+		return nil
+	}
+	files := p.Files
+	for i, f := range files {
+		if f != "" {
+			files[i] = path.Clean(f)
+		}
+	}
+	return files
 }
 
 func entryName(e *dwarf.Entry) dieName {
