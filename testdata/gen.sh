@@ -26,7 +26,7 @@ LLVM22=/usr/lib/llvm-22/bin
 
 TARGETS=(demo gcc-cold gcc-cold-nopie gcc-cold-dwarf4 gcc-cold-zlib gcc-cold-zstd
 	gcc-pgo clang19-bbsections clang22-bbsections clang19-mfs clang22-mfs
-	bolt cgo)
+	bolt cgo clang19-bbaddrmap clang22-bbaddrmap bbaddrmap-yaml)
 
 die() {
 	echo "gen.sh: $*" >&2
@@ -266,6 +266,99 @@ build_cgo() {
 	expect_syms "$OUT/cgo" c_classify c_classify.cold c_accumulate c_accumulate.cold
 	run_both "$OUT/cgo" >/dev/null
 	note cgo "ok"
+}
+
+# ---------------------------------------------------- BB address maps -----
+# Inputs of splitinfo/bbaddrmap's tests. The clang builds go to
+# testdata/bin/bbaddrmap/, not testdata/bin: some are not split, and
+# splitinfo's reference tests expect every binary in testdata/bin to be.
+BBMAP_OUT=$OUT/bbaddrmap
+
+# clang_bbaddrmap V - clang-V builds of clang/split.c with
+# -fbasic-block-address-map (map version 2 from clang-19, 5 from clang-22):
+#   clangV-bbaddrmap, .o   unsplit, no profile (clang-22: callsite offsets)
+#   clangV-pgo, .o         machine function splitting with a profile of the
+#                          hot path, plus the PGO analysis map (entry count,
+#                          block frequencies, branch probabilities); clang-22
+#                          also hashes blocks (-emit-bb-hash, version 4+)
+#   clang19-pgo-zstd,      clangV-pgo with the map SHF_COMPRESSED by
+#   clang22-pgo-zlib       llvm-objcopy-22 --compress-sections
+#   clang22-bbaddrmap.so   the unsplit build as a shared object
+#   clang22-omit.o         -basic-block-address-map-skip-bb-entries
+#                          (OmitBBEntries) with the entry count only
+#   clang22-pgo-crel.o     clang22-pgo.o with CREL relocations (-Wa,--crel)
+clang_bbaddrmap() {
+	local v=$1 B
+	B=/usr/lib/llvm-$v/bin
+	need "$B/clang" "$B/llvm-profdata" "$B/llvm-readobj" "$LLVM22/llvm-objcopy" nm
+	local d=$TMP/bbaddrmap$v p=$BBMAP_OUT/clang$v
+	local cflags=(-O2 -g -fdebug-prefix-map="$SRC"=. -fbasic-block-address-map)
+	local pgo=(-mllvm -pgo-analysis-map=func-entry-count,bb-freq,br-prob)
+	((v >= 22)) && pgo+=(-mllvm -emit-bb-hash)
+	mkdir -p "$d" "$BBMAP_OUT"
+	"$B/clang" "${cflags[@]}" -c clang/split.c -o "$p-bbaddrmap.o"
+	"$B/clang" "$p-bbaddrmap.o" -o "$p-bbaddrmap"
+	run_both "$p-bbaddrmap" >/dev/null
+	# Training run of the hot path, as for clangV-mfs.
+	"$B/clang" -O2 -g -fdebug-prefix-map="$SRC"=. -fprofile-instr-generate -c clang/split.c -o "$d/gen.o"
+	"$B/clang" -fprofile-instr-generate "$d/gen.o" -o "$d/gen"
+	LLVM_PROFILE_FILE=$d/split.profraw "$d/gen" >/dev/null
+	"$B/llvm-profdata" merge -o "$d/split.profdata" "$d/split.profraw"
+	local use=(-fprofile-instr-use="$d/split.profdata")
+	"$B/clang" "${cflags[@]}" "${use[@]}" -fsplit-machine-functions "${pgo[@]}" -c clang/split.c -o "$p-pgo.o"
+	"$B/clang" "$p-pgo.o" -o "$p-pgo"
+	expect_syms "$p-pgo" main.cold
+	run_both "$p-pgo" >/dev/null
+	local z=zstd
+	((v >= 22)) && z=zlib
+	"$LLVM22/llvm-objcopy" --compress-sections=".llvm_bb_addr_map=$z" "$p-pgo" "$p-pgo-$z"
+	readelf -SW "$p-pgo-$z" | grep -E '\.llvm_bb_addr_map .* LC ' >/dev/null ||
+		die "clang$v-pgo-$z: .llvm_bb_addr_map is not SHF_COMPRESSED"
+	run_both "$p-pgo-$z" >/dev/null
+	local made="bbaddrmap(.o) pgo(.o) pgo-$z"
+	if ((v >= 22)); then
+		"$B/clang" "${cflags[@]}" -fPIC -shared clang/split.c -o "$p-bbaddrmap.so"
+		"$B/clang" "${cflags[@]}" "${use[@]}" -mllvm -pgo-analysis-map=func-entry-count \
+			-mllvm -basic-block-address-map-skip-bb-entries -c clang/split.c -o "$p-omit.o"
+		"$B/clang" "${cflags[@]}" "${use[@]}" -fsplit-machine-functions "${pgo[@]}" \
+			-Wa,--crel,--allow-experimental-crel -c clang/split.c -o "$p-pgo-crel.o"
+		readelf -SW "$p-pgo-crel.o" | grep -E '\.crel\.llvm_bb_addr_map' >/dev/null ||
+			die "clang$v-pgo-crel.o: no CREL relocations for the map"
+		made+=" bbaddrmap.so omit.o pgo-crel.o"
+	fi
+	# Every map must be readable by the version's own llvm-readobj.
+	local f
+	for f in "$p"-*; do
+		[[ $f == *-zstd ]] && continue # llvm-readobj-19 does not decompress maps
+		"$B/llvm-readobj" --bb-addr-map "$f" 2>&1 >/dev/null | grep -v 'could not identify function symbol' | grep . >&2 &&
+			die "$(basename "$f"): llvm-readobj-$v warns about the map"
+	done
+	note "clang$v-bbaddrmap" "ok (bbaddrmap/clang$v-{${made// /,}})"
+}
+build_clang19_bbaddrmap() { clang_bbaddrmap 19; }
+build_clang22_bbaddrmap() { clang_bbaddrmap 22; }
+
+# yaml2obj objects from bbaddrmap/*.yaml, written for the map decoder's
+# tests to cover every version, feature bit, ELF class and byte order, and
+# relocation kind: testdata/bin/bbaddrmap-NAME.o. yaml2obj-14 writes the
+# LLVM 14 layout (v0type.yaml), yaml2obj-19 versions 0 to 2, yaml2obj-22
+# versions 2 to 5; each YAML file names its reference llvm-readobj. Two
+# copies get their map SHF_COMPRESSED by llvm-objcopy-22.
+build_bbaddrmap_yaml() {
+	need /usr/lib/llvm-14/bin/yaml2obj "$LLVM19/yaml2obj" "$LLVM22/yaml2obj" "$LLVM22/llvm-objcopy"
+	local y name tool
+	for y in bbaddrmap/*.yaml; do
+		name=$(basename "$y" .yaml)
+		case $name in
+		v0type) tool=/usr/lib/llvm-14/bin/yaml2obj ;;
+		v0 | v1 | v2) tool=$LLVM19/yaml2obj ;;
+		*) tool=$LLVM22/yaml2obj ;;
+		esac
+		"$tool" "$y" -o "$OUT/bbaddrmap-$name.o"
+	done
+	"$LLVM22/llvm-objcopy" --compress-sections='.llvm_bb_addr_map=zlib' "$OUT/bbaddrmap-v5.o" "$OUT/bbaddrmap-v5-zlib.o"
+	"$LLVM22/llvm-objcopy" --compress-sections='.llvm_bb_addr_map=zstd' "$OUT/bbaddrmap-elf32.o" "$OUT/bbaddrmap-elf32-zstd.o"
+	note bbaddrmap-yaml "ok ($(ls bbaddrmap/*.yaml | wc -l) objects + 2 compressed)"
 }
 
 # ---------------------------------------------------------------- main ----

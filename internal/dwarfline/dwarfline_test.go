@@ -16,12 +16,12 @@ func v4Program() []byte {
 	body := []byte{
 		4, 0, // version
 		0, 0, 0, 0, // header_length, patched below
-		1,       // minimum_instruction_length
-		1,       // maximum_operations_per_instruction
-		1,       // default_is_stmt
-		0xfb,    // line_base -5
-		14,      // line_range
-		13,      // opcode_base
+		1,                                  // minimum_instruction_length
+		1,                                  // maximum_operations_per_instruction
+		1,                                  // default_is_stmt
+		0xfb,                               // line_base -5
+		14,                                 // line_range
+		13,                                 // opcode_base
 		0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1, // standard_opcode_lengths
 		's', 'r', 'c', 0, 0, // include_directories
 		'a', '.', 'c', 0, 1, 0, 0, 0, // file_names
@@ -30,13 +30,13 @@ func v4Program() []byte {
 	body = append(body,
 		0, 9, 2, 0x00, 0x10, 0, 0, 0, 0, 0, 0, // DW_LNE_set_address 0x1000
 		5, 3, // DW_LNS_set_column 3
-		10,                // DW_LNS_set_prologue_end
-		1,                 // DW_LNS_copy: row 0x1000 line 1
-		13+5+14*4,         // special: line += 0, addr += 4
-		3, 10,             // DW_LNS_advance_line 10
-		6,                 // DW_LNS_negate_stmt
-		2, 2,              // DW_LNS_advance_pc 2
-		1,                 // copy: 0x1006 line 11, not stmt
+		10,        // DW_LNS_set_prologue_end
+		1,         // DW_LNS_copy: row 0x1000 line 1
+		13+5+14*4, // special: line += 0, addr += 4
+		3, 10,     // DW_LNS_advance_line 10
+		6,    // DW_LNS_negate_stmt
+		2, 2, // DW_LNS_advance_pc 2
+		1,                            // copy: 0x1006 line 11, not stmt
 		0, 6, 3, 'b', '.', 'h', 0, 0, // DW_LNE_define_file "b.h" (dir 0), mtime, len follow
 	)
 	// define_file needs mtime and length too: fix its length to 8.
