@@ -7,8 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/splitdbg/splitdbg/internal/dwarfline"
 	"github.com/splitdbg/splitdbg/internal/elfx"
@@ -142,10 +145,29 @@ func (b *builder) addSymbols(syms []elfx.Symbol) {
 		}
 		return s.Size == 0 || !b.isCode(Range{s.Value, s.Value + 1})
 	})
-	slices.SortStableFunc(syms, func(x, y elfx.Symbol) int {
-		return cmp.Or(cmp.Compare(x.Value, y.Value), cmp.Compare(symRank(&x), symRank(&y)),
-			cmp.Compare(len(x.Name), len(y.Name)), strings.Compare(x.Name, y.Name))
+	// Sort small keys, not the symbols: by address, then the preferred
+	// name first (see symRank), then by name.
+	type key struct {
+		value uint64
+		i     int32
+	}
+	keys := make([]key, len(syms))
+	for i := range syms {
+		keys[i] = key{syms[i].Value, int32(i)}
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		if a.value != b.value {
+			return cmp.Compare(a.value, b.value)
+		}
+		x, y := &syms[a.i], &syms[b.i]
+		return cmp.Or(cmp.Compare(symRank(x), symRank(y)), cmp.Compare(len(x.Name), len(y.Name)),
+			strings.Compare(x.Name, y.Name), strings.Compare(x.File, y.File), cmp.Compare(a.i, b.i))
 	})
+	sorted := make([]elfx.Symbol, len(syms))
+	for i, k := range keys {
+		sorted[i] = syms[k.i]
+	}
+	syms = sorted
 	var groups []*symGroup
 	for i := 0; i < len(syms); {
 		j := i
@@ -406,6 +428,31 @@ func (b *builder) checkDWARFCoverage() {
 	}
 }
 
+// parallel calls f(0) ... f(n-1) on GOMAXPROCS goroutines.
+func parallel(n int, f func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if workers <= 1 {
+		for i := range n {
+			f(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				f(i)
+			}
+		})
+	}
+	wg.Wait()
+}
+
 func (p *Proc) displayName() string {
 	if p.SourceName != "" {
 		return p.SourceName
@@ -417,6 +464,7 @@ func (p *Proc) displayName() string {
 // table.
 func (b *builder) finish() (*Table, error) {
 	decode := branchDecoder(b.f)
+	var split []*Proc
 	procs := make([]Proc, 0, len(b.procs))
 	for _, p := range b.procs {
 		if p.dead || len(p.Fragments) == 0 {
@@ -426,9 +474,16 @@ func (b *builder) finish() (*Table, error) {
 		rest := p.Fragments[1:]
 		slices.SortFunc(rest, func(x, y Fragment) int { return cmp.Compare(x.Start, y.Start) })
 		if len(p.Fragments) > 1 && decode != nil {
-			orderLogically(&p.Proc, decode)
+			split = append(split, &p.Proc)
 		}
-		procs = append(procs, p.Proc)
+	}
+	// Decoding the code of split procedures is the costly part: share it
+	// among the processors.
+	parallel(len(split), func(i int) { orderLogically(split[i], decode) })
+	for _, p := range b.procs {
+		if !p.dead && len(p.Fragments) > 0 {
+			procs = append(procs, p.Proc)
+		}
 	}
 	slices.SortFunc(procs, func(x, y Proc) int { return cmp.Or(cmp.Compare(x.Entry, y.Entry), strings.Compare(x.Name, y.Name)) })
 	t, err := NewTable(procs)

@@ -75,6 +75,16 @@ func dwarfFuncs(d *dwarf.Data, lines *dwarfline.Sections, isCode func(Range) boo
 			cuName, _ = e.Val(dwarf.AttrName).(string)
 			continue
 		case dwarf.TagSubprogram:
+			// A subprogram's children are its parameters, variables,
+			// blocks and inlined calls: skipping them (by DW_AT_sibling
+			// where the producer gives it) is most of the saving. GCC's
+			// nested functions, which live there, are then known from
+			// their symbols only.
+			r.SkipChildren()
+		case dwarf.TagVariable, dwarf.TagBaseType, dwarf.TagPointerType, dwarf.TagTypedef,
+			dwarf.TagConstType, dwarf.TagArrayType, dwarf.TagEnumerationType:
+			r.SkipChildren()
+			continue
 		default:
 			continue
 		}

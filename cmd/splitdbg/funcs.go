@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -97,13 +99,35 @@ func writeFuncs(w io.Writer, t *splitinfo.Table, all, asJSON bool) error {
 		procs = t.All()
 	}
 	if asJSON {
-		out := []jsonFunc{}
+		// One function at a time, indented as json.MarshalIndent would
+		// indent the whole array, without building it.
+		bw := bufio.NewWriterSize(w, 256<<10)
+		bw.WriteString("[")
+		var buf, ind bytes.Buffer
+		n := 0
 		for p := range procs {
-			out = append(out, toJSONFunc(p))
+			b, err := json.Marshal(toJSONFunc(p))
+			if err != nil {
+				return err
+			}
+			ind.Reset()
+			buf.Reset()
+			buf.Write(b)
+			if err := json.Indent(&ind, buf.Bytes(), "  ", "  "); err != nil {
+				return err
+			}
+			if n > 0 {
+				bw.WriteString(",")
+			}
+			bw.WriteString("\n  ")
+			bw.Write(ind.Bytes())
+			n++
 		}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+		if n > 0 {
+			bw.WriteString("\n")
+		}
+		bw.WriteString("]\n")
+		return bw.Flush()
 	}
 	for p := range procs {
 		fmt.Fprintf(w, "%s  entry %#x  size %d  [%s]", p.Name, p.Entry, p.Size(), p.Sources)
