@@ -232,11 +232,12 @@ func (t *Table) LineAddrs(file string, line int) (Breakpoint, error) {
 		return b, fmt.Errorf("%s: no code: %w", spec, ErrNotFound)
 	}
 	id := uint32(slices.Index(t.files, files[0]))
-	lo, _ := slices.BinarySearchFunc(t.byLine, [2]uint32{id, uint32(line)}, func(i uint32, k [2]uint32) int {
+	byLine := t.lineIndex()
+	lo, _ := slices.BinarySearchFunc(byLine, [2]uint32{id, uint32(line)}, func(i uint32, k [2]uint32) int {
 		return cmp.Or(cmp.Compare(t.rows[i].file, k[0]), cmp.Compare(t.rows[i].line, k[1]))
 	})
 	hi := lo
-	for hi < len(t.byLine) && t.rows[t.byLine[hi]].file == id && t.rows[t.byLine[hi]].line == uint32(line) {
+	for hi < len(byLine) && t.rows[byLine[hi]].file == id && t.rows[byLine[hi]].line == uint32(line) {
 		hi++
 	}
 	if lo == hi {
@@ -249,7 +250,7 @@ func (t *Table) LineAddrs(file string, line int) (Breakpoint, error) {
 	}
 	var blocks []block
 	prev := -2
-	for _, ri := range t.byLine[lo:hi] {
+	for _, ri := range byLine[lo:hi] {
 		i := int(ri)
 		pos := t.position(i, t.rows[i].addr)
 		if n := len(blocks); n > 0 && i == prev+1 && sameFragment(blocks[n-1].pos, pos) {

@@ -60,6 +60,10 @@ func NewDWARFSource(d *dwarf.Data, secs *dwarfline.Sections) *DWARFSource {
 	return &DWARFSource{d: d, secs: secs, units: d.Reader(), seen: make(map[int64]bool)}
 }
 
+// SizeHint estimates the number of rows: a row takes at least one byte
+// of line program and usually about three.
+func (s *DWARFSource) SizeHint() int { return len(s.secs.Line) / 3 }
+
 // Next implements Source.
 func (s *DWARFSource) Next(r *Row) error {
 	for {

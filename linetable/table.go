@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"math/bits"
 	"slices"
+	"sync"
+	"unsafe"
 
 	"github.com/splitdbg/splitdbg/internal/addrindex"
 	"github.com/splitdbg/splitdbg/internal/dwarfline"
@@ -18,11 +21,14 @@ import (
 // Table is the line index of one ELF file joined to its procedures. It is
 // immutable and safe for concurrent use.
 type Table struct {
-	procs  *splitinfo.Table
-	files  []string // interned, path.Clean'ed file names
-	rows   []row    // sequences sorted by start address, rows in program order
-	index  addrindex.Index
-	byLine []uint32 // indices of rows with a line, sorted by (file, line, address)
+	procs *splitinfo.Table
+	files []string // interned, path.Clean'ed file names
+	rows  []row    // sequences sorted by start address, rows in program order
+	index addrindex.Index
+	// byLine holds the indices of rows with a line, sorted by (file,
+	// line, address); built on the first FILE:LINE query.
+	byLine     []uint32
+	byLineOnce sync.Once
 }
 
 // row is a stored line row: 24 bytes.
@@ -112,6 +118,9 @@ func New(procs *splitinfo.Table, src Source, isCode func(uint64) bool) (*Table, 
 	type seq struct{ start, end int }
 	var seqs []seq
 	var rows []row
+	if h, ok := src.(interface{ SizeHint() int }); ok {
+		rows = make([]row, 0, min(h.SizeHint(), maxRows))
+	}
 	seqStart := 0
 	var r Row
 	for {
@@ -152,14 +161,19 @@ func New(procs *splitinfo.Table, src Source, isCode func(uint64) bool) (*Table, 
 		}
 	}
 	// Sequences in address order; rows keep their program order.
-	slices.SortStableFunc(seqs, func(a, b seq) int { return cmp.Compare(rows[a.start].addr, rows[b.start].addr) })
 	n := 0
 	for _, s := range seqs {
 		n += s.end - s.start
 	}
-	t.rows = make([]row, 0, n)
-	for _, s := range seqs {
-		t.rows = append(t.rows, rows[s.start:s.end]...)
+	inOrder := slices.IsSortedFunc(seqs, func(a, b seq) int { return cmp.Compare(rows[a.start].addr, rows[b.start].addr) })
+	if inOrder && n == len(rows) {
+		t.rows = slices.Clip(rows)
+	} else {
+		slices.SortStableFunc(seqs, func(a, b seq) int { return cmp.Compare(rows[a.start].addr, rows[b.start].addr) })
+		t.rows = make([]row, 0, n)
+		for _, s := range seqs {
+			t.rows = append(t.rows, rows[s.start:s.end]...)
+		}
 	}
 	starts := make([]uint64, len(t.rows))
 	for i := range t.rows {
@@ -171,17 +185,67 @@ func New(procs *splitinfo.Table, src Source, isCode func(uint64) bool) (*Table, 
 		starts[i] = max(starts[i], starts[i-1])
 	}
 	t.index = addrindex.New(starts)
-	t.byLine = make([]uint32, 0, len(t.rows))
-	for i := range t.rows {
-		if !t.rows[i].isEnd() && t.rows[i].line != 0 {
-			t.byLine = append(t.byLine, uint32(i))
-		}
-	}
-	slices.SortFunc(t.byLine, func(a, b uint32) int {
-		ra, rb := &t.rows[a], &t.rows[b]
-		return cmp.Or(cmp.Compare(ra.file, rb.file), cmp.Compare(ra.line, rb.line), cmp.Compare(a, b))
-	})
 	return t, nil
+}
+
+// lineIndex returns the rows with a line, sorted by (file, line,
+// address), building it on first use.
+func (t *Table) lineIndex() []uint32 {
+	t.byLineOnce.Do(func() {
+		var maxFile, maxLine uint32
+		n := 0
+		for i := range t.rows {
+			if r := &t.rows[i]; !r.isEnd() && r.line != 0 {
+				maxFile, maxLine = max(maxFile, r.file), max(maxLine, r.line)
+				n++
+			}
+		}
+		// Keys file<<lineBits | line, in row (address) order; a stable
+		// radix sort keeps that order among equal keys.
+		lineBits := uint(bits.Len32(maxLine))
+		keys := make([]uint64, 0, n)
+		idx := make([]uint32, 0, n)
+		for i := range t.rows {
+			if r := &t.rows[i]; !r.isEnd() && r.line != 0 {
+				keys = append(keys, uint64(r.file)<<lineBits|uint64(r.line))
+				idx = append(idx, uint32(i))
+			}
+		}
+		radixSort(keys, idx, lineBits+uint(bits.Len32(maxFile)))
+		t.byLine = idx
+	})
+	return t.byLine
+}
+
+// radixSort sorts keys (of at most keyBits bits) and idx with them, stably,
+// by least-significant-digit radix sort in 11-bit digits.
+func radixSort(keys []uint64, idx []uint32, keyBits uint) {
+	const digit = 11
+	tmpK := make([]uint64, len(keys))
+	tmpI := make([]uint32, len(idx))
+	var count [1 << digit]int
+	for shift := uint(0); shift < keyBits; shift += digit {
+		clear(count[:])
+		for _, k := range keys {
+			count[(k>>shift)&(1<<digit-1)]++
+		}
+		sum := 0
+		for d := range count {
+			count[d], sum = sum, sum+count[d]
+		}
+		for i, k := range keys {
+			d := (k >> shift) & (1<<digit - 1)
+			tmpK[count[d]], tmpI[count[d]] = k, idx[i]
+			count[d]++
+		}
+		keys, tmpK = tmpK, keys
+		idx, tmpI = tmpI, idx
+	}
+	// An odd number of passes left the result in the scratch slices.
+	if passes := (keyBits + digit - 1) / digit; passes%2 == 1 {
+		copy(tmpK, keys)
+		copy(tmpI, idx)
+	}
 }
 
 func clampU32(v int) uint32 {
@@ -270,4 +334,14 @@ func (t *Table) Rows() iter.Seq[Row] {
 			}
 		}
 	}
+}
+
+// IndexBytes returns the memory the index holds: rows, address index,
+// line index and file names.
+func (t *Table) IndexBytes() int {
+	n := len(t.rows)*int(unsafe.Sizeof(row{})) + t.index.Bytes() + len(t.lineIndex())*4
+	for _, f := range t.files {
+		n += len(f) + int(unsafe.Sizeof(f))
+	}
+	return n
 }

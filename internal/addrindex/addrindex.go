@@ -71,3 +71,6 @@ func (x *Index) Find(addr uint64) int {
 	}
 	return lo - 1
 }
+
+// Bytes returns the memory the index holds.
+func (x *Index) Bytes() int { return len(x.starts)*8 + len(x.pages)*4 }
