@@ -17,20 +17,32 @@ import (
 // absolute name matches a file recorded relative to a compile directory.
 // If one file is named exactly, only it matches.
 func (t *Table) MatchFiles(name string) []string {
+	var out []string
+	for _, id := range t.matchFiles(name, nil) {
+		out = append(out, t.files[id])
+	}
+	return out
+}
+
+// matchFiles appends the ids of the files name matches to buf.
+func (t *Table) matchFiles(name string, buf []uint32) []uint32 {
 	name = path.Clean(name)
-	var exact, suffix []string
-	for _, f := range t.files {
+	t.lineIndex()
+	// A match shares the base name: only those files are candidates.
+	exact, suffix := buf[:0], []uint32(nil)
+	for _, id := range t.byBase[path.Base(name)] {
+		f := t.files[id]
 		switch {
 		case f == name:
-			exact = append(exact, f)
+			exact = append(exact, id)
 		case hasPathSuffix(f, name), !path.IsAbs(f) && hasPathSuffix(name, strings.TrimPrefix(f, "./")):
-			suffix = append(suffix, f)
+			suffix = append(suffix, id)
 		}
 	}
 	if len(exact) > 0 {
 		return exact
 	}
-	slices.Sort(suffix)
+	slices.SortFunc(suffix, func(a, b uint32) int { return strings.Compare(t.files[a], t.files[b]) })
 	return suffix
 }
 
@@ -219,28 +231,22 @@ func (t *Table) stmtRowAt(addr uint64, fallback int) int {
 // NoStmt. Line-0 rows never match. A file name that matches several files
 // is an *AmbiguousError.
 func (t *Table) LineAddrs(file string, line int) (Breakpoint, error) {
-	spec := fmt.Sprintf("%s:%d", file, line)
-	files := t.MatchFiles(file)
+	spec := file + ":" + strconv.Itoa(line)
+	var fbuf [4]uint32
+	files := t.matchFiles(file, fbuf[:0])
 	switch {
 	case len(files) == 0:
 		return Breakpoint{}, fmt.Errorf("%s: no file %s in the line table: %w", spec, file, ErrNotFound)
 	case len(files) > 1:
-		return Breakpoint{}, &AmbiguousError{Spec: spec, Candidates: files}
+		var cands []string
+		for _, id := range files {
+			cands = append(cands, t.files[id])
+		}
+		return Breakpoint{}, &AmbiguousError{Spec: spec, Candidates: cands}
 	}
-	b := Breakpoint{Spec: spec, File: files[0], Line: line}
-	if line <= 0 {
-		return b, fmt.Errorf("%s: no code: %w", spec, ErrNotFound)
-	}
-	id := uint32(slices.Index(t.files, files[0]))
-	byLine := t.lineIndex()
-	lo, _ := slices.BinarySearchFunc(byLine, [2]uint32{id, uint32(line)}, func(i uint32, k [2]uint32) int {
-		return cmp.Or(cmp.Compare(t.rows[i].file, k[0]), cmp.Compare(t.rows[i].line, k[1]))
-	})
-	hi := lo
-	for hi < len(byLine) && t.rows[byLine[hi]].file == id && t.rows[byLine[hi]].line == uint32(line) {
-		hi++
-	}
-	if lo == hi {
+	b := Breakpoint{Spec: spec, File: t.files[files[0]], Line: line}
+	rows := t.lineRows(files[0], line)
+	if len(rows) == 0 {
 		return b, fmt.Errorf("%s: no code: %w", spec, ErrNotFound)
 	}
 	// Blocks: runs of consecutive rows of the line within one fragment.
@@ -248,11 +254,25 @@ func (t *Table) LineAddrs(file string, line int) (Breakpoint, error) {
 		first, stmt int // row indices; stmt -1 if none is_stmt
 		pos         Position
 	}
-	var blocks []block
+	var bbuf [16]block
+	blocks := bbuf[:0]
 	prev := -2
-	for _, ri := range byLine[lo:hi] {
+	var frag splitinfo.Range // the fragment of the last lookup
+	var loc splitinfo.Loc
+	for _, ri := range rows {
 		i := int(ri)
-		pos := t.position(i, t.rows[i].addr)
+		r := &t.rows[i]
+		pos := Position{Addr: r.addr, File: t.files[r.file], Line: int(r.line), Column: int(r.column),
+			IsStmt: r.isStmt(), PrologueEnd: r.flags&flagPrologueEnd != 0}
+		if !frag.Contains(r.addr) {
+			var ok bool
+			if loc, ok = t.procs.Lookup(r.addr); ok {
+				frag = loc.Fragment().Range
+			} else {
+				loc, frag = splitinfo.Loc{}, splitinfo.Range{}
+			}
+		}
+		pos.Proc, pos.Frag = loc.Proc, loc.Frag
 		if n := len(blocks); n > 0 && i == prev+1 && sameFragment(blocks[n-1].pos, pos) {
 			if blocks[n-1].stmt < 0 && t.rows[i].isStmt() {
 				blocks[n-1].stmt = i
@@ -267,14 +287,24 @@ func (t *Table) LineAddrs(file string, line int) (Breakpoint, error) {
 		prev = i
 	}
 	// Per fragment: statement starts if it has any, else block starts.
-	hasStmt := func(p Position) bool {
-		return slices.ContainsFunc(blocks, func(b block) bool { return b.stmt >= 0 && sameFragment(b.pos, p) })
-	}
-	for _, bl := range blocks {
-		switch {
-		case bl.stmt >= 0:
-			b.Locs = append(b.Locs, Location{Position: t.position(bl.stmt, t.rows[bl.stmt].addr)})
-		case !hasStmt(bl.pos):
+	b.Locs = make([]Location, 0, len(blocks))
+	for k := range blocks {
+		bl := &blocks[k]
+		if bl.stmt >= 0 {
+			pos := bl.pos // the same fragment: only the row differs
+			r := &t.rows[bl.stmt]
+			pos.Addr, pos.Column, pos.IsStmt, pos.PrologueEnd = r.addr, int(r.column), true, r.flags&flagPrologueEnd != 0
+			b.Locs = append(b.Locs, Location{Position: pos})
+			continue
+		}
+		hasStmt := false
+		for j := range blocks {
+			if blocks[j].stmt >= 0 && sameFragment(blocks[j].pos, bl.pos) {
+				hasStmt = true
+				break
+			}
+		}
+		if !hasStmt {
 			b.Locs = append(b.Locs, Location{Position: bl.pos, NoStmt: true})
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"iter"
 	"math/bits"
+	"path"
 	"slices"
 	"sync"
 	"unsafe"
@@ -25,9 +26,14 @@ type Table struct {
 	files []string // interned, path.Clean'ed file names
 	rows  []row    // sequences sorted by start address, rows in program order
 	index addrindex.Index
-	// byLine holds the indices of rows with a line, sorted by (file,
-	// line, address); built on the first FILE:LINE query.
+	// The line index, built on the first FILE:LINE query: the rows with a
+	// line sorted by (file, line, address) (byLine), their keys
+	// file<<lineBits | line (searched through lineKeys), and the files by
+	// base name.
 	byLine     []uint32
+	lineKeys   addrindex.Index
+	lineBits   uint
+	byBase     map[string][]uint32
 	byLineOnce sync.Once
 }
 
@@ -212,9 +218,25 @@ func (t *Table) lineIndex() []uint32 {
 			}
 		}
 		radixSort(keys, idx, lineBits+uint(bits.Len32(maxFile)))
-		t.byLine = idx
+		t.byLine, t.lineKeys, t.lineBits = idx, addrindex.New(keys), lineBits
+		t.byBase = make(map[string][]uint32)
+		for i, f := range t.files {
+			b := path.Base(f)
+			t.byBase[b] = append(t.byBase[b], uint32(i))
+		}
 	})
 	return t.byLine
+}
+
+// lineRows returns the rows of (file, line) in address order.
+func (t *Table) lineRows(file uint32, line int) []uint32 {
+	byLine := t.lineIndex()
+	if line <= 0 || uint64(line) >= 1<<t.lineBits {
+		return nil
+	}
+	key := uint64(file)<<t.lineBits | uint64(line)
+	lo, hi := t.lineKeys.Find(key-1)+1, t.lineKeys.Find(key)+1
+	return byLine[lo:hi]
 }
 
 // radixSort sorts keys (of at most keyBits bits) and idx with them, stably,
