@@ -207,7 +207,15 @@ func TestSyntheticLookupAgreesWithScan(t *testing.T) {
 	}
 }
 
-func BenchmarkLookup1MFragments(b *testing.B) {
+// BenchmarkLookup1MFragments looks up random addresses in a table of a
+// million fragments: every lookup misses the caches.
+func BenchmarkLookup1MFragments(b *testing.B) { benchmarkLookup(b, false) }
+
+// BenchmarkLookup1MFragmentsSorted looks up the same addresses in
+// ascending order, as a profiler aggregating samples by address does.
+func BenchmarkLookup1MFragmentsSorted(b *testing.B) { benchmarkLookup(b, true) }
+
+func benchmarkLookup(b *testing.B, sorted bool) {
 	tab := syntheticTable(b, 1_000_000)
 	r := rand.New(rand.NewPCG(5, 6))
 	addrs := make([]uint64, 1<<16)
@@ -215,6 +223,9 @@ func BenchmarkLookup1MFragments(b *testing.B) {
 		p := tab.Proc(r.IntN(tab.Len()))
 		f := &p.Fragments[r.IntN(len(p.Fragments))]
 		addrs[i] = f.Start + uint64(r.Int64N(int64(f.Len())))
+	}
+	if sorted {
+		slices.Sort(addrs)
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
