@@ -1,44 +1,76 @@
 // Package addrindex is the one address search splitdbg's tables use: a
-// sorted slice of start addresses with a page directory that narrows each
-// binary search to the few starts of one page, so that a lookup in a
+// page directory over sorted start addresses that narrows each binary
+// search to the few starts of one page, so that a lookup in a
 // million-entry table touches a handful of cache lines and never
 // allocates.
+//
+// Dir is the directory alone, for tables that keep their starts inside
+// their own records (one cache line fewer per lookup); Index is a Dir
+// with its own slice of starts.
 package addrindex
 
 import "math/bits"
 
-// Index finds, for an address, the last start at or below it.
-type Index struct {
-	starts []uint64
-	// Page k covers [base + k<<shift, base + (k+1)<<shift); pages[k] is
-	// the index of the first start at or after the page. There are about
-	// half as many pages as starts.
+// Dir is a page directory over n sorted starts. Page k covers [base +
+// k<<shift, base + (k+1)<<shift); pages[k] is the index of the first
+// start at or after the page. There are about half as many pages as
+// starts.
+type Dir struct {
 	pages []uint32
 	base  uint64
 	shift uint
+	n     int
+}
+
+// NewDir builds the directory of n starts, ascending (equal values
+// allowed), read through start; n must be below 1<<32.
+func NewDir(n int, start func(i int) uint64) Dir {
+	d := Dir{n: n}
+	if n == 0 {
+		return d
+	}
+	d.base = start(0)
+	extent := start(n-1) - d.base
+	d.shift = uint(bits.Len64(extent / uint64(n/2+1)))
+	d.pages = make([]uint32, int(extent>>d.shift)+2)
+	i := 0
+	for k := range d.pages {
+		pageStart := d.base + uint64(k)<<d.shift
+		for i < n && start(i) < pageStart {
+			i++
+		}
+		d.pages[k] = uint32(i)
+	}
+	return d
+}
+
+// Bounds returns the index range [lo, hi) holding the first start above
+// addr (hi itself when none in the range is): the last start at or below
+// addr is then the one before it. ok is false when every start is above
+// addr or there are none.
+func (d *Dir) Bounds(addr uint64) (lo, hi int, ok bool) {
+	if d.n == 0 || addr < d.base {
+		return 0, 0, false
+	}
+	if k := (addr - d.base) >> d.shift; k < uint64(len(d.pages)-1) {
+		return int(d.pages[k]), int(d.pages[k+1]), true
+	}
+	return int(d.pages[len(d.pages)-1]), d.n, true
+}
+
+// Bytes returns the memory the directory holds.
+func (d *Dir) Bytes() int { return len(d.pages) * 4 }
+
+// Index finds, for an address, the last start at or below it.
+type Index struct {
+	starts []uint64
+	dir    Dir
 }
 
 // New indexes starts, which must be sorted in ascending order (equal
 // values are allowed) and fewer than 1<<32. The Index keeps starts.
 func New(starts []uint64) Index {
-	x := Index{starts: starts}
-	n := len(starts)
-	if n == 0 {
-		return x
-	}
-	x.base = starts[0]
-	extent := starts[n-1] - x.base
-	x.shift = uint(bits.Len64(extent / uint64(n/2+1)))
-	x.pages = make([]uint32, int(extent>>x.shift)+2)
-	i := 0
-	for k := range x.pages {
-		pageStart := x.base + uint64(k)<<x.shift
-		for i < n && starts[i] < pageStart {
-			i++
-		}
-		x.pages[k] = uint32(i)
-	}
-	return x
+	return Index{starts: starts, dir: NewDir(len(starts), func(i int) uint64 { return starts[i] })}
 }
 
 // Len returns the number of starts.
@@ -50,16 +82,9 @@ func (x *Index) Start(i int) uint64 { return x.starts[i] }
 // Find returns the index of the last start that is at most addr, or -1 if
 // every start is above addr. It does not allocate.
 func (x *Index) Find(addr uint64) int {
-	if len(x.starts) == 0 || addr < x.base {
+	lo, hi, ok := x.dir.Bounds(addr)
+	if !ok {
 		return -1
-	}
-	// The first start above addr lies in addr's page or is the first
-	// start of the next page.
-	var lo, hi int
-	if k := (addr - x.base) >> x.shift; k < uint64(len(x.pages)-1) {
-		lo, hi = int(x.pages[k]), int(x.pages[k+1])
-	} else {
-		lo, hi = int(x.pages[len(x.pages)-1]), len(x.starts)
 	}
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
@@ -73,4 +98,4 @@ func (x *Index) Find(addr uint64) int {
 }
 
 // Bytes returns the memory the index holds.
-func (x *Index) Bytes() int { return len(x.starts)*8 + len(x.pages)*4 }
+func (x *Index) Bytes() int { return len(x.starts)*8 + x.dir.Bytes() }

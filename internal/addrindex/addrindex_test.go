@@ -38,8 +38,8 @@ func TestPathologicalGaps(t *testing.T) {
 	// A huge gap must not make the directory huge.
 	starts := []uint64{0x10, 0x20, 1 << 63, 1<<63 + 8}
 	x := New(starts)
-	if len(x.pages) > 8 {
-		t.Errorf("%d pages for 4 starts", len(x.pages))
+	if len(x.dir.pages) > 8 {
+		t.Errorf("%d pages for 4 starts", len(x.dir.pages))
 	}
 	if got := x.Find(1<<63 + 4); got != 2 {
 		t.Errorf("Find = %d, want 2", got)
