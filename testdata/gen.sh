@@ -293,7 +293,7 @@ clang_bbaddrmap() {
 	need "$B/clang" "$B/llvm-profdata" "$B/llvm-readobj" "$LLVM22/llvm-objcopy" nm
 	local d=$TMP/bbaddrmap$v p=$BBMAP_OUT/clang$v
 	local cflags=(-O2 -g -fdebug-prefix-map="$SRC"=. -fbasic-block-address-map)
-	local pgo=(-mllvm -pgo-analysis-map=func-entry-count,bb-freq,br-prob)
+	local pgo=(-mllvm "-pgo-analysis-map=func-entry-count,bb-freq,br-prob")
 	((v >= 22)) && pgo+=(-mllvm -emit-bb-hash)
 	mkdir -p "$d" "$BBMAP_OUT"
 	"$B/clang" "${cflags[@]}" -c clang/split.c -o "$p-bbaddrmap.o"
@@ -346,8 +346,8 @@ build_clang22_bbaddrmap() { clang_bbaddrmap 22; }
 # copies get their map SHF_COMPRESSED by llvm-objcopy-22.
 build_bbaddrmap_yaml() {
 	need /usr/lib/llvm-14/bin/yaml2obj "$LLVM19/yaml2obj" "$LLVM22/yaml2obj" "$LLVM22/llvm-objcopy"
-	local y name tool
-	for y in bbaddrmap/*.yaml; do
+	local y name tool yamls=(bbaddrmap/*.yaml)
+	for y in "${yamls[@]}"; do
 		name=$(basename "$y" .yaml)
 		case $name in
 		v0type) tool=/usr/lib/llvm-14/bin/yaml2obj ;;
@@ -358,7 +358,7 @@ build_bbaddrmap_yaml() {
 	done
 	"$LLVM22/llvm-objcopy" --compress-sections='.llvm_bb_addr_map=zlib' "$OUT/bbaddrmap-v5.o" "$OUT/bbaddrmap-v5-zlib.o"
 	"$LLVM22/llvm-objcopy" --compress-sections='.llvm_bb_addr_map=zstd' "$OUT/bbaddrmap-elf32.o" "$OUT/bbaddrmap-elf32-zstd.o"
-	note bbaddrmap-yaml "ok ($(ls bbaddrmap/*.yaml | wc -l) objects + 2 compressed)"
+	note bbaddrmap-yaml "ok (${#yamls[@]} objects + 2 compressed)"
 }
 
 # ---------------------------------------------------------------- main ----
