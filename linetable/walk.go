@@ -1,6 +1,7 @@
 package linetable
 
 import (
+	"cmp"
 	"iter"
 	"slices"
 
@@ -33,14 +34,26 @@ func (t *Table) fragmentRows(f *splitinfo.Fragment) (lo, hi int) {
 }
 
 // Walk yields the rows of a procedure in logical order: the order its code
-// would have if it were not split (seed 003, "Line Numbers"). It walks
-// the entry fragment and, at the row that holds the branch to a moved
-// fragment (the fragment's BranchAddr), switches to the moved fragment's
-// rows — recursively, for code moved out of moved code — and returns to
-// the row after the branch when they end. Fragments that no known branch
-// reaches follow, in the procedure's fragment order. Sequence ends are
-// skipped; each position carries its fragment.
+// would have if it were not split (seed 003, "Line Numbers"). When the
+// file records that order — the block IDs of an LLVM basic-block address
+// map, the input offsets of BOLT address translation — and it covers every
+// row of the procedure, the rows follow it. Otherwise Walk walks the entry
+// fragment and, at the row that holds the branch to a moved fragment (the
+// fragment's BranchAddr), switches to the moved fragment's rows —
+// recursively, for code moved out of moved code — and returns to the row
+// after the branch when they end; fragments that no known branch reaches
+// follow, in the procedure's fragment order. Sequence ends are skipped;
+// each position carries its fragment.
 func (t *Table) Walk(p *splitinfo.Proc) iter.Seq[Position] {
+	if keyed, ok := t.keyedRows(p); ok {
+		return func(yield func(Position) bool) {
+			for _, k := range keyed {
+				if !yield(t.position(k.row, t.rows[k.row].addr)) {
+					return
+				}
+			}
+		}
+	}
 	return func(yield func(Position) bool) {
 		// children[i]: fragments entered from fragment i, by branch address.
 		children := make([][]int, len(p.Fragments))
@@ -119,4 +132,47 @@ func (t *Table) Walk(p *splitinfo.Proc) iter.Seq[Position] {
 			}
 		}
 	}
+}
+
+type keyedRow struct {
+	key uint64
+	row int
+}
+
+// keyedRows returns p's rows sorted by their logical key, when every row
+// has one and all keys are relative to one function. A row in padding
+// between basic blocks takes the key of the row before it.
+func (t *Table) keyedRows(p *splitinfo.Proc) ([]keyedRow, bool) {
+	if !p.Split() || t.procs.BAT() == nil && t.procs.BBAddrMap() == nil {
+		return nil, false
+	}
+	var out []keyedRow
+	var origin uint64
+	for k := range p.Fragments {
+		lo, hi := t.fragmentRows(&p.Fragments[k])
+		first := true
+		for i := lo; i < hi; i++ {
+			if t.rows[i].isEnd() {
+				continue
+			}
+			o, key, ok := t.procs.LogicalKey(t.rows[i].addr)
+			switch {
+			case ok && (len(out) == 0 || o == origin):
+				origin = o
+			case !ok && !first:
+				key = out[len(out)-1].key
+			default:
+				return nil, false
+			}
+			first = false
+			out = append(out, keyedRow{key, i})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b keyedRow) int {
+		if a.key != b.key {
+			return cmp.Compare(a.key, b.key)
+		}
+		return cmp.Compare(t.rows[a.row].addr, t.rows[b.row].addr)
+	})
+	return out, true
 }

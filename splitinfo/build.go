@@ -15,6 +15,8 @@ import (
 
 	"github.com/splitdbg/splitdbg/internal/dwarfline"
 	"github.com/splitdbg/splitdbg/internal/elfx"
+	"github.com/splitdbg/splitdbg/splitinfo/bat"
+	"github.com/splitdbg/splitdbg/splitinfo/bbaddrmap"
 )
 
 // Open builds the Table of the ELF file at path (the seed's sp_init).
@@ -43,7 +45,7 @@ func FromELF(f *elfx.File) (*Table, error) {
 	if f.Type == elf.ET_REL {
 		return nil, fmt.Errorf("%s: relocatable object: procedures need final addresses; link it first", f.Name)
 	}
-	b := &builder{f: f, fragAt: make(map[uint64]fragRef)}
+	b := &builder{f: f, fragAt: make(map[uint64]fragRef), firstBlock: make(map[uint64]uint32), firstInput: make(map[uint64]uint32)}
 	syms, err := f.CodeSymbols()
 	if err != nil && !errors.Is(err, elfx.ErrNoSymbols) {
 		return nil, err
@@ -67,6 +69,9 @@ func FromELF(f *elfx.File) (*Table, error) {
 		}
 		b.checkDWARFCoverage()
 	}
+	if err := b.readOptionalSources(); err != nil {
+		return nil, err
+	}
 	return b.finish()
 }
 
@@ -75,6 +80,11 @@ type builder struct {
 	f      *elfx.File
 	procs  []*bproc
 	fragAt map[uint64]fragRef // fragment start → owner
+
+	blocks     *bbaddrmap.Index
+	bat        *bat.Table
+	firstBlock map[uint64]uint32 // fragment start → smallest block ID (BB address map)
+	firstInput map[uint64]uint32 // fragment start → smallest input offset (BAT)
 }
 
 type bproc struct {
@@ -295,12 +305,22 @@ func (b *builder) addDWARF(fn *dwarfFunc) {
 		owner.conflict(fn.lowPC, "DW_AT_low_pc %#x is not the entry symbol %s", fn.lowPC, owner.Name)
 	}
 	for _, r := range fn.ranges {
-		b.claim(owner, fn, r)
+		b.claim(owner, evidence{src: FromDWARF, name: fn.name, die: fn.off, exact: true}, r)
 	}
 }
 
-// claim records that DWARF places range r in owner.
-func (b *builder) claim(owner *bproc, fn *dwarfFunc, r Range) {
+// evidence is one source's claim that a range belongs to a procedure.
+type evidence struct {
+	src  Source
+	name string       // what the source calls the function, for conflicts
+	die  dwarf.Offset // the subprogram, for DWARF
+	// exact: the source knows the range's exact end (DWARF); others may
+	// stop short of padding and do not correct symbol sizes.
+	exact bool
+}
+
+// claim records that a source places range r in owner.
+func (b *builder) claim(owner *bproc, ev evidence, r Range) {
 	ref, ok := b.fragAt[r.Start]
 	if ok && ref.p.dead {
 		ok = false
@@ -309,23 +329,26 @@ func (b *builder) claim(owner *bproc, fn *dwarfFunc, r Range) {
 		// A range with no symbol: inside one of owner's fragments, or new.
 		for i := range owner.Fragments {
 			if f := &owner.Fragments[i]; f.Start <= r.Start && r.End <= f.End {
-				f.Sources |= FromDWARF
-				owner.fragDIE[i] = fn.off
+				f.Sources |= ev.src
+				if ev.die != 0 {
+					owner.fragDIE[i] = ev.die
+				}
 				return
 			}
 		}
-		b.addFragment(owner, Fragment{Range: r, Kind: Part, Sources: FromDWARF}, fn.off)
+		b.addFragment(owner, Fragment{Range: r, Kind: Part, Sources: ev.src}, ev.die)
 		return
 	}
 	p, f := ref.p, &ref.p.Fragments[ref.i]
 	if p != owner {
 		if ref.i == 0 && !p.orphan {
-			owner.conflict(r.Start, "DWARF range [%#x,%#x) of %s starts at procedure %s", r.Start, r.End, fn.name, p.Name)
+			owner.conflict(r.Start, "%s range [%#x,%#x) of %s starts at procedure %s", ev.src, r.Start, r.End, ev.name, p.Name)
 			return
 		}
-		// DWARF is the compiler's own word: move the fragment.
+		// A compiler's or optimizer's own record beats a name: move the
+		// fragment.
 		moved := *f
-		owner.conflict(r.Start, "symbols attach %s to %s; DWARF puts it in %s", f.Symbol, p.Name, fn.name)
+		owner.conflict(r.Start, "symbols attach %s to %s; %s puts it in %s", f.Symbol, p.Name, ev.src, ev.name)
 		b.removeFragment(p, ref.i)
 		b.fragAt[r.Start] = fragRef{owner, len(owner.Fragments)}
 		if moved.Kind == Hot {
@@ -339,10 +362,12 @@ func (b *builder) claim(owner *bproc, fn *dwarfFunc, r Range) {
 		ref = fragRef{owner, len(owner.Fragments) - 1}
 		f = &owner.Fragments[ref.i]
 	}
-	f.Sources |= FromDWARF
-	owner.fragDIE[ref.i] = fn.off
-	owner.Sources |= FromDWARF
-	if r.End != f.End {
+	f.Sources |= ev.src
+	owner.Sources |= ev.src
+	if ev.die != 0 {
+		owner.fragDIE[ref.i] = ev.die
+	}
+	if ev.exact && r.End != f.End {
 		owner.conflict(r.Start, "symbol %s ends at %#x, DWARF range at %#x; using DWARF", f.Symbol, f.End, r.End)
 		f.End = r.End
 	}
@@ -481,6 +506,11 @@ func (b *builder) finish() (*Table, error) {
 	// among the processors.
 	parallel(len(split), func(i int) { orderLogically(split[i], decode) })
 	for _, p := range b.procs {
+		if !p.dead && len(p.Fragments) > 2 {
+			b.orderBySource(&p.Proc)
+		}
+	}
+	for _, p := range b.procs {
 		if !p.dead && len(p.Fragments) > 0 {
 			procs = append(procs, p.Proc)
 		}
@@ -490,5 +520,6 @@ func (b *builder) finish() (*Table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", b.f.Name, err)
 	}
+	t.blocks, t.bat = b.blocks, b.bat
 	return t, nil
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/splitdbg/splitdbg/internal/addrindex"
+	"github.com/splitdbg/splitdbg/splitinfo/bat"
+	"github.com/splitdbg/splitdbg/splitinfo/bbaddrmap"
 )
 
 // Table holds the procedures of one ELF file with an address index over
@@ -20,6 +22,9 @@ type Table struct {
 	names []nameEntry // sorted by name
 
 	index addrindex.Index // over the spans' starts
+
+	blocks *bbaddrmap.Index // nil without a BB address map
+	bat    *bat.Table       // nil without BOLT address translation
 }
 
 // span is one fragment in the address index.

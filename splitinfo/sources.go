@@ -1,0 +1,161 @@
+package splitinfo
+
+import (
+	"cmp"
+	"errors"
+	"slices"
+
+	"github.com/splitdbg/splitdbg/splitinfo/bat"
+	"github.com/splitdbg/splitdbg/splitinfo/bbaddrmap"
+)
+
+// addBBAddrMap merges LLVM's basic-block address map: each range of a
+// function is a fragment of the procedure whose entry is the function's
+// address, and the smallest block ID of a fragment gives its place in the
+// function's pre-split block order.
+func (b *builder) addBBAddrMap(fns []bbaddrmap.Func) {
+	for i := range fns {
+		fn := &fns[i]
+		if len(fn.Ranges) == 0 {
+			continue
+		}
+		ref, ok := b.fragAt[fn.Addr()]
+		if !ok || ref.i != 0 || ref.p.dead || ref.p.orphan {
+			continue // no procedure starts here: nothing to attach to
+		}
+		owner := ref.p
+		owner.Sources |= FromBBAddrMap
+		for _, r := range fn.Ranges {
+			if len(r.Blocks) == 0 {
+				continue // OmitBBEntries: no extent
+			}
+			end, minID := r.Addr, uint32(1<<32-1)
+			for _, blk := range r.Blocks {
+				end = max(end, r.Addr+uint64(blk.Offset)+uint64(blk.Size))
+				minID = min(minID, blk.ID)
+			}
+			if end > r.Addr {
+				b.claim(owner, evidence{src: FromBBAddrMap, name: owner.Name}, Range{r.Addr, end})
+				b.firstBlock[r.Addr] = minID
+			}
+		}
+	}
+}
+
+// addBAT merges BOLT address translation: each cold fragment belongs to
+// the procedure of its hot parent, and the smallest input offset of a
+// fragment gives its place in the input function's layout.
+func (b *builder) addBAT(t *bat.Table) {
+	for f := range t.All() {
+		parent := f.Parent()
+		ref, ok := b.fragAt[parent.Addr]
+		if !ok || ref.i != 0 || ref.p.dead || ref.p.orphan || f.Size == 0 {
+			continue
+		}
+		owner := ref.p
+		owner.Sources |= FromBAT
+		b.claim(owner, evidence{src: FromBAT, name: parent.Name}, Range{f.Addr, f.Addr + f.Size})
+		first := uint32(1<<32 - 1)
+		for _, e := range f.Entries {
+			if !e.Deleted {
+				first = min(first, e.InputOffset)
+			}
+		}
+		b.firstInput[f.Addr] = first
+	}
+}
+
+// readOptionalSources adds the BB address map and BAT of f, when present.
+func (b *builder) readOptionalSources() error {
+	if len(bbaddrmap.Sections(b.f.File)) > 0 {
+		fns, err := bbaddrmap.Read(b.f.File)
+		if err != nil {
+			return err
+		}
+		b.blocks = bbaddrmap.NewIndex(fns)
+		b.addBBAddrMap(fns)
+	}
+	t, err := bat.FromELF(b.f)
+	switch {
+	case errors.Is(err, bat.ErrNoBAT):
+	case err != nil:
+		return err
+	default:
+		b.bat = t
+		b.addBAT(t)
+	}
+	return nil
+}
+
+// orderBySource puts the moved fragments of p in the order the BB address
+// map's block IDs or BAT's input offsets give, when one of them covers
+// every moved fragment: that is the order before splitting.
+func (b *builder) orderBySource(p *Proc) {
+	for _, keys := range []map[uint64]uint32{b.firstBlock, b.firstInput} {
+		rest := p.Fragments[1:]
+		if len(rest) == 0 || !slices.ContainsFunc(rest, func(f Fragment) bool { _, ok := keys[f.Start]; return ok }) {
+			continue
+		}
+		if slices.ContainsFunc(rest, func(f Fragment) bool { _, ok := keys[f.Start]; return !ok }) {
+			continue
+		}
+		slices.SortStableFunc(rest, func(x, y Fragment) int { return cmp.Compare(keys[x.Start], keys[y.Start]) })
+		return
+	}
+}
+
+// BlockLoc is the basic block an address is in, from the BB address map.
+type BlockLoc struct {
+	Loc
+	// ID is the block's ID within its function, the machine basic block
+	// number: IDs follow the function's layout before splitting.
+	ID       uint32
+	Metadata bbaddrmap.Metadata
+	// Start and Size are the block's address range.
+	Start uint64
+	Size  uint32
+}
+
+// Block returns the basic block holding pc and its procedure, when the
+// file has a BB address map. It does not allocate.
+func (t *Table) Block(pc uint64) (BlockLoc, bool) {
+	if t.blocks == nil {
+		return BlockLoc{}, false
+	}
+	bl, ok := t.blocks.Lookup(pc)
+	if !ok {
+		return BlockLoc{}, false
+	}
+	loc, ok := t.Lookup(pc)
+	if !ok {
+		return BlockLoc{}, false
+	}
+	return BlockLoc{Loc: loc, ID: bl.ID, Metadata: bl.Metadata, Start: bl.Start, Size: bl.Size}, true
+}
+
+// LogicalKey places addr in its function's layout before splitting: with a
+// BB address map, the block ID and the offset in the block; with BOLT
+// address translation, the input offset. origin identifies the function
+// the key is relative to (its address in the map, or the BOLT hot
+// fragment); keys of one origin order addresses as the unsplit code
+// would. ok is false without either source.
+func (t *Table) LogicalKey(addr uint64) (origin, key uint64, ok bool) {
+	if t.blocks != nil {
+		if bl, found := t.blocks.Lookup(addr); found {
+			fn := &t.blocks.Funcs()[bl.Func]
+			return fn.Addr(), uint64(bl.ID)<<32 | (addr - bl.Start), true
+		}
+	}
+	if t.bat != nil {
+		if l, found := t.bat.Translate(addr, false); found {
+			return l.Function.Addr, l.InputOffset, true
+		}
+	}
+	return 0, 0, false
+}
+
+// BAT returns the file's BOLT address translation, nil if it has none.
+func (t *Table) BAT() *bat.Table { return t.bat }
+
+// BBAddrMap returns the file's BB address map index, nil if it has none.
+func (t *Table) BBAddrMap() *bbaddrmap.Index { return t.blocks }
