@@ -13,6 +13,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/splitdbg/splitdbg/esl"
 	"github.com/splitdbg/splitdbg/internal/addrindex"
 	"github.com/splitdbg/splitdbg/internal/dwarfline"
 	"github.com/splitdbg/splitdbg/internal/elfx"
@@ -69,25 +70,45 @@ func Open(path string) (*Table, error) {
 	return FromELF(f, procs)
 }
 
-// FromELF builds the line table of f from its DWARF, joined to procs (the
-// Table of the same file). A file without DWARF gives an empty table.
+// FromELF builds the line table of f, joined to procs (the Table of the
+// same file), from its DWARF .debug_line or, when it has none (after
+// strip --strip-debug), from its Extended Source Location section. A file
+// with neither gives an empty table.
 func FromELF(f *elfx.File, procs *splitinfo.Table) (*Table, error) {
-	d, err := f.DWARF()
+	src, err := lineSource(f)
 	if err != nil {
 		return nil, err
 	}
-	if d == nil {
-		return New(procs, nil, nil)
-	}
-	secs, err := dwarfline.Load(f)
-	if err != nil {
-		return nil, err
-	}
-	t, err := New(procs, NewDWARFSource(d, secs), codeAddr(f))
+	t, err := New(procs, src, codeAddr(f))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f.Name, err)
 	}
 	return t, nil
+}
+
+func lineSource(f *elfx.File) (Source, error) {
+	if f.Section(".debug_line") != nil {
+		d, err := f.DWARF()
+		if err != nil {
+			return nil, err
+		}
+		if d != nil {
+			secs, err := dwarfline.Load(f)
+			if err != nil {
+				return nil, err
+			}
+			return NewDWARFSource(d, secs), nil
+		}
+	}
+	data, s, err := f.SectionData(esl.SectionName)
+	if err != nil || s == nil {
+		return nil, err
+	}
+	et, err := esl.Parse(esl.SectionName, data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.Name, err)
+	}
+	return NewESLSource(et)
 }
 
 // codeAddr reports whether an address is in an executable section: line
