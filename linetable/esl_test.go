@@ -10,56 +10,7 @@ import (
 	"github.com/splitdbg/splitdbg/esl"
 	"github.com/splitdbg/splitdbg/internal/testbin"
 	"github.com/splitdbg/splitdbg/linetable"
-	"github.com/splitdbg/splitdbg/splitinfo"
 )
-
-// eslFromTable writes the rows of tab as ESL, one program per procedure,
-// its fragments in logical order, each closed by an end_sequence row.
-func eslFromTable(t *testing.T, tab *linetable.Table) []byte {
-	procs := tab.Procs()
-	type key struct {
-		p    *splitinfo.Proc
-		frag int
-	}
-	rows := map[key][]linetable.Row{}
-	for r := range tab.Rows() {
-		if r.EndSequence {
-			continue
-		}
-		if loc, ok := procs.Lookup(r.Addr); ok {
-			k := key{loc.Proc, loc.Frag}
-			rows[k] = append(rows[k], r)
-		}
-	}
-	b, err := esl.NewBuilder(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for p := range procs.All() {
-		var prog []esl.Row
-		for i := range p.Fragments {
-			rs := rows[key{p, i}]
-			if len(rs) == 0 {
-				continue
-			}
-			var last esl.Row
-			for _, r := range rs {
-				last = esl.Row{Address: r.Addr, File: b.File(r.File), Line: uint32(r.Line), Column: uint32(r.Column),
-					IsStmt: r.IsStmt, PrologueEnd: r.PrologueEnd}
-				prog = append(prog, last)
-			}
-			last.Address, last.EndSequence, last.PrologueEnd = p.Fragments[i].End, true, false
-			prog = append(prog, last)
-		}
-		if len(prog) == 0 {
-			continue
-		}
-		if err := b.Add(p.Entry, prog); err != nil {
-			t.Fatalf("%s: %v", p.Name, err)
-		}
-	}
-	return b.AppendUnit(nil)
-}
 
 // TestESLSource: a line table read from ESL alone answers every address
 // and every cold-line breakpoint exactly as the one read from DWARF.
@@ -72,7 +23,10 @@ func TestESLSource(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			data := eslFromTable(t, dw)
+			data, err := dw.AppendESL(nil, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
 			et, err := esl.Parse(esl.SectionName, data)
 			if err != nil {
 				t.Fatal(err)

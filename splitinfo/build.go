@@ -45,7 +45,7 @@ func FromELF(f *elfx.File) (*Table, error) {
 	if f.Type == elf.ET_REL {
 		return nil, fmt.Errorf("%s: relocatable object: procedures need final addresses; link it first", f.Name)
 	}
-	b := &builder{f: f, fragAt: make(map[uint64]fragRef), firstBlock: make(map[uint64]uint32), firstInput: make(map[uint64]uint32)}
+	b := &builder{f: f, fragAt: make(map[uint64]fragRef), firstBlock: make(map[uint64]uint32), firstInput: make(map[uint64]uint32), recordOrder: make(map[uint64]uint32)}
 	syms, err := f.CodeSymbols()
 	if err != nil && !errors.Is(err, elfx.ErrNoSymbols) {
 		return nil, err
@@ -81,10 +81,11 @@ type builder struct {
 	procs  []*bproc
 	fragAt map[uint64]fragRef // fragment start → owner
 
-	blocks     *bbaddrmap.Index
-	bat        *bat.Table
-	firstBlock map[uint64]uint32 // fragment start → smallest block ID (BB address map)
-	firstInput map[uint64]uint32 // fragment start → smallest input offset (BAT)
+	blocks      *bbaddrmap.Index
+	bat         *bat.Table
+	firstBlock  map[uint64]uint32 // fragment start → smallest block ID (BB address map)
+	firstInput  map[uint64]uint32 // fragment start → smallest input offset (BAT)
+	recordOrder map[uint64]uint32 // fragment start → place in its split procedure record
 }
 
 type bproc struct {

@@ -3,10 +3,12 @@ package splitinfo
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/splitdbg/splitdbg/splitinfo/bat"
 	"github.com/splitdbg/splitdbg/splitinfo/bbaddrmap"
+	"github.com/splitdbg/splitdbg/splitinfo/native"
 )
 
 // addBBAddrMap merges LLVM's basic-block address map: each range of a
@@ -65,8 +67,80 @@ func (b *builder) addBAT(t *bat.Table) {
 	}
 }
 
-// readOptionalSources adds the BB address map and BAT of f, when present.
+// addNative merges splitdbg's own split procedure records. A record whose
+// entry is a known procedure claims its fragments and supplies what DWARF
+// would have (source name, compile unit, declaration) when DWARF is gone;
+// without symbols the record makes the procedure.
+func (b *builder) addNative(recs []native.Record) {
+	for i := range recs {
+		r := &recs[i]
+		if r.EntrySize == 0 {
+			continue
+		}
+		owner := (*bproc)(nil)
+		if ref, ok := b.fragAt[r.Entry]; ok && ref.i == 0 && !ref.p.dead && !ref.p.orphan {
+			owner = ref.p
+		} else if _, taken := b.fragAt[r.Entry]; !taken {
+			owner = &bproc{Proc: Proc{Name: r.Name, Entry: r.Entry}}
+			b.addFragment(owner, Fragment{Range: Range{r.Entry, r.Entry + r.EntrySize}, Symbol: r.Name, Kind: Hot, Sources: FromNative}, 0)
+			b.procs = append(b.procs, owner)
+		} else {
+			continue
+		}
+		owner.Sources |= FromNative
+		if owner.SourceName == "" && owner.File == "" {
+			owner.SourceName, owner.CompUnit, owner.File, owner.Line = r.SourceName, r.CompUnit, r.File, r.Line
+		}
+		b.claim(owner, evidence{src: FromNative, name: r.Name}, Range{r.Entry, r.Entry + r.EntrySize})
+		for k, m := range r.Moved {
+			if m.Size == 0 {
+				continue
+			}
+			b.claim(owner, evidence{src: FromNative, name: r.Name}, Range{m.VAddr, m.VAddr + m.Size})
+			if j := owner.Fragment(m.VAddr); j > 0 {
+				f := &owner.Fragments[j]
+				if f.Symbol == "" {
+					f.Symbol = m.Symbol
+					if m.Kind >= native.Cold && m.Kind <= native.Part {
+						f.Kind = Kind(m.Kind)
+					}
+				}
+			}
+			b.recordOrder[m.VAddr] = uint32(k)
+		}
+	}
+}
+
+// SplitRecords returns the split procedure records of the table's split
+// procedures (splitinfo/native), for writing them into a file.
+func (t *Table) SplitRecords() []native.Record {
+	var out []native.Record
+	for p := range t.Split() {
+		r := native.Record{Entry: p.Entry, EntrySize: p.Fragments[0].Len(), Name: p.Name,
+			SourceName: p.SourceName, CompUnit: p.CompUnit, File: p.File, Line: p.Line}
+		for _, f := range p.Fragments[1:] {
+			r.Moved = append(r.Moved, native.Split{BranchAddr: f.BranchAddr, VAddr: f.Start, Size: f.Len(),
+				Kind: native.Kind(f.Kind), Symbol: f.Symbol, Sites: f.BranchSites})
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// readOptionalSources adds the BB address map, BAT and split procedure
+// records of f, when present.
 func (b *builder) readOptionalSources() error {
+	data, sec, err := b.f.SectionData(native.SectionName)
+	if err != nil {
+		return err
+	}
+	if sec != nil {
+		recs, err := native.Decode(data)
+		if err != nil {
+			return fmt.Errorf("%s: %w", b.f.Name, err)
+		}
+		b.addNative(recs)
+	}
 	if len(bbaddrmap.Sections(b.f.File)) > 0 {
 		fns, err := bbaddrmap.Read(b.f.File)
 		if err != nil {
@@ -88,10 +162,11 @@ func (b *builder) readOptionalSources() error {
 }
 
 // orderBySource puts the moved fragments of p in the order the BB address
-// map's block IDs or BAT's input offsets give, when one of them covers
-// every moved fragment: that is the order before splitting.
+// map's block IDs, BAT's input offsets or the split procedure records
+// give, when one of them covers every moved fragment: that is the order
+// before splitting.
 func (b *builder) orderBySource(p *Proc) {
-	for _, keys := range []map[uint64]uint32{b.firstBlock, b.firstInput} {
+	for _, keys := range []map[uint64]uint32{b.firstBlock, b.firstInput, b.recordOrder} {
 		rest := p.Fragments[1:]
 		if len(rest) == 0 || !slices.ContainsFunc(rest, func(f Fragment) bool { _, ok := keys[f.Start]; return ok }) {
 			continue
