@@ -5,9 +5,8 @@ import (
 	"debug/elf"
 	"slices"
 
-	"golang.org/x/arch/x86/x86asm"
-
 	"github.com/splitdbg/splitdbg/internal/elfx"
+	"github.com/splitdbg/splitdbg/internal/x86scan"
 )
 
 // branchScanner reports the control transfers in the code of one
@@ -83,31 +82,27 @@ func scanX86(code []byte, pc uint64, mode int, table func(site uint64, t jumpTab
 	var lea jumpTable // the last RIP-relative lea: a PIC jump table base
 	leaAge := 0
 	for off := 0; off < len(code); {
-		inst, err := x86asm.Decode(code[off:], mode)
-		if err != nil || inst.Len == 0 {
-			off++
+		site := pc + uint64(off)
+		in := x86scan.Decode(code[off:], site, mode)
+		off += in.Len
+		if in.Kind == x86scan.Invalid {
 			continue
 		}
-		site := pc + uint64(off)
-		next := site + uint64(inst.Len)
 		leaAge++
-		switch a := inst.Args[0].(type) {
-		case x86asm.Rel:
-			yield(site, next+uint64(int64(a)))
-		case x86asm.Reg:
-			if inst.Op == x86asm.LEA {
-				if m, ok := inst.Args[1].(x86asm.Mem); ok && m.Base == x86asm.RIP && m.Index == 0 {
-					lea, leaAge = jumpTable{addr: next + uint64(m.Disp), relative: true}, 0
-				}
-			} else if inst.Op == x86asm.JMP && leaAge <= 8 && lea.addr != 0 {
+		switch in.Kind {
+		case x86scan.Jump, x86scan.CondJump, x86scan.Call:
+			yield(site, in.Target)
+		case x86scan.LEA:
+			lea, leaAge = jumpTable{addr: in.Target, relative: true}, 0
+		case x86scan.JumpReg:
+			if leaAge <= 8 && lea.addr != 0 {
 				table(site, lea)
 			}
-		case x86asm.Mem:
-			if inst.Op == x86asm.JMP && a.Base == 0 && a.Index != 0 && a.Scale == 8 && mode == 64 {
-				table(site, jumpTable{addr: uint64(a.Disp)})
+		case x86scan.JumpTable:
+			if mode == 64 {
+				table(site, jumpTable{addr: in.Target})
 			}
 		}
-		off += inst.Len
 	}
 }
 
