@@ -45,27 +45,32 @@ func FromELF(f *elfx.File) (*Table, error) {
 	if f.Type == elf.ET_REL {
 		return nil, fmt.Errorf("%s: relocatable object: procedures need final addresses; link it first", f.Name)
 	}
-	b := &builder{f: f, fragAt: make(map[uint64]fragRef), firstBlock: make(map[uint64]uint32), firstInput: make(map[uint64]uint32), recordOrder: make(map[uint64]uint32)}
+	b := &builder{f: f, fragAt: make(map[uint64]fragRef), firstBlock: make(map[uint64]uint32),
+		firstInput: make(map[uint64]uint32), recordOrder: make(map[uint64]uint32)}
+	// Read the DWARF subprograms while the symbols are grouped: the two
+	// meet only when the subprograms are merged.
+	type subprograms struct {
+		fns []dwarfFunc
+		err error
+	}
+	dwarfDone := make(chan subprograms, 1)
+	go func() {
+		fns, err := readSubprograms(f, b.isCode)
+		dwarfDone <- subprograms{fns, err}
+	}()
 	syms, err := f.CodeSymbols()
 	if err != nil && !errors.Is(err, elfx.ErrNoSymbols) {
+		<-dwarfDone
 		return nil, err
 	}
 	b.addSymbols(syms)
-	d, err := f.DWARF()
-	if err != nil {
-		return nil, err
+	sp := <-dwarfDone
+	if sp.err != nil {
+		return nil, sp.err
 	}
-	if d != nil {
-		lines, err := dwarfline.Load(f)
-		if err != nil {
-			return nil, err
-		}
-		fns, err := dwarfFuncs(d, lines, b.isCode)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f.Name, err)
-		}
-		for i := range fns {
-			b.addDWARF(&fns[i])
+	if sp.fns != nil {
+		for i := range sp.fns {
+			b.addDWARF(&sp.fns[i])
 		}
 		b.checkDWARFCoverage()
 	}
@@ -73,6 +78,27 @@ func FromELF(f *elfx.File) (*Table, error) {
 		return nil, err
 	}
 	return b.finish()
+}
+
+// readSubprograms returns the subprograms with code of f's DWARF; nil
+// without DWARF.
+func readSubprograms(f *elfx.File, isCode func(Range) bool) ([]dwarfFunc, error) {
+	d, err := f.DWARF()
+	if err != nil || d == nil {
+		return nil, err
+	}
+	lines, err := dwarfline.Load(f)
+	if err != nil {
+		return nil, err
+	}
+	fns, err := dwarfFuncs(d, lines, isCode)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.Name, err)
+	}
+	if fns == nil {
+		fns = []dwarfFunc{}
+	}
+	return fns, nil
 }
 
 // builder merges the evidence of all sources into procedures.
@@ -193,10 +219,29 @@ func (b *builder) addSymbols(syms []elfx.Symbol) {
 		groups = append(groups, g)
 		i = j
 	}
-	byName := make(map[string][]*symGroup, len(groups))
+	// Groups by name, for finding parents: the first group of a name in
+	// a map, the others chained (most names are unique).
+	type named struct {
+		g    *symGroup
+		next int32 // index of the next entry with the same name, -1 at the end
+	}
+	first := make(map[string]int32, len(groups))
+	var chain []named
 	for _, g := range groups {
 		for _, n := range g.names {
-			byName[n] = append(byName[n], g)
+			next := int32(-1)
+			if i, ok := first[n]; ok {
+				next = i
+			}
+			first[n] = int32(len(chain))
+			chain = append(chain, named{g, next})
+		}
+	}
+	candidates := func(name string, yield func(*symGroup)) {
+		i, ok := first[name]
+		for ok && i >= 0 {
+			yield(chain[i].g)
+			i = chain[i].next
 		}
 	}
 	// Procedures start at every symbol that is not a fragment.
@@ -213,7 +258,7 @@ func (b *builder) addSymbols(syms []elfx.Symbol) {
 		if g.proc != nil {
 			return g.proc
 		}
-		parent := pickParent(g, byName[g.parent])
+		parent := pickParent(g, func(yield func(*symGroup)) { candidates(g.parent, yield) })
 		if parent == nil || depth > 8 {
 			g.proc = b.newProc(g)
 			g.proc.orphan = true
@@ -238,7 +283,7 @@ func (b *builder) addSymbols(syms []elfx.Symbol) {
 
 // pickParent chooses among the symbols named like g's parent: the one in
 // the same STT_FILE, else a global one, else the nearest.
-func pickParent(g *symGroup, cands []*symGroup) *symGroup {
+func pickParent(g *symGroup, cands func(yield func(*symGroup))) *symGroup {
 	var best *symGroup
 	score := func(c *symGroup) (int, uint64) {
 		s := 2
@@ -254,20 +299,20 @@ func pickParent(g *symGroup, cands []*symGroup) *symGroup {
 		}
 		return s, d
 	}
-	for _, c := range cands {
+	cands(func(c *symGroup) {
 		if c == g {
-			continue
+			return
 		}
 		if best == nil {
 			best = c
-			continue
+			return
 		}
 		cs, cd := score(c)
 		bs, bd := score(best)
 		if cs < bs || cs == bs && cd < bd {
 			best = c
 		}
-	}
+	})
 	return best
 }
 

@@ -186,15 +186,48 @@ func (f *File) CodeSymbols() ([]Symbol, error) {
 	return out, nil
 }
 
-// DWARF returns the file's DWARF data, or nil and no error when the file
-// has no .debug_info.
+// DWARF returns the file's DWARF debugging entries, or nil and no error
+// when the file has no .debug_info. Only the sections that entries and
+// their ranges refer to are read: location lists, frames and the line
+// programs (internal/dwarfline reads those) stay on disk.
 func (f *File) DWARF() (*dwarf.Data, error) {
-	if f.Section(".debug_info") == nil && f.Section(".zdebug_info") == nil {
+	if f.Section(".debug_info") == nil {
+		if f.Section(".zdebug_info") != nil {
+			d, err := f.File.DWARF() // old GNU compression: let debug/elf do it
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", f.Name, err)
+			}
+			return d, nil
+		}
 		return nil, nil
 	}
-	d, err := f.File.DWARF()
+	sec := func(name string) ([]byte, error) {
+		d, _, err := f.SectionData(name)
+		return d, err
+	}
+	var data [4][]byte
+	for i, name := range []string{".debug_abbrev", ".debug_info", ".debug_ranges", ".debug_str"} {
+		d, err := sec(name)
+		if err != nil {
+			return nil, err
+		}
+		data[i] = d
+	}
+	d, err := dwarf.New(data[0], nil, nil, data[1], nil, nil, data[2], data[3])
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f.Name, err)
+	}
+	for _, name := range []string{".debug_addr", ".debug_line_str", ".debug_rnglists", ".debug_str_offsets"} {
+		b, err := sec(name)
+		if err != nil {
+			return nil, err
+		}
+		if b == nil {
+			continue
+		}
+		if err := d.AddSection(name, b); err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Name, err)
+		}
 	}
 	return d, nil
 }
