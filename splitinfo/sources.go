@@ -144,7 +144,7 @@ func (b *builder) readOptionalSources() error {
 	if len(bbaddrmap.Sections(b.f.File)) > 0 {
 		fns, err := bbaddrmap.Read(b.f.File)
 		if err != nil {
-			return err
+			return fmt.Errorf("%s: %w", b.f.Name, err)
 		}
 		b.blocks = bbaddrmap.NewIndex(fns)
 		b.addBBAddrMap(fns)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # testdata/gen.sh - rebuild the split-function test binaries in testdata/bin
-# (and cmd/splitdbg/demodata/demo) from the sources in testdata/src.
+# (and cmd/splitdbg/demodata/demo and clang) from the sources in testdata/src.
 #
 # Usage:  testdata/gen.sh            rebuild everything
 #         testdata/gen.sh TARGET...  rebuild only these targets
@@ -201,7 +201,10 @@ clang_mfs() {
 # clang-19 estimates a count of 1 (not 0) for never-run blocks in functions
 # that run often, so it only splits main and report (called once).
 build_clang19_mfs() { clang_mfs 19 main.cold report.cold; }
-build_clang22_mfs() { clang_mfs 22 main.cold scan.cold dispatch.cold; }
+build_clang22_mfs() {
+	clang_mfs 22 main.cold scan.cold dispatch.cold
+	cp "$OUT/clang22-mfs" "$HERE/../cmd/splitdbg/demodata/clang"
+}
 
 # --------------------------------------------------------------- BOLT -----
 # bolt_one V IN OUT [EXTRA-FLAGS...] - instrument IN, train on the hot path,

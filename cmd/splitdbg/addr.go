@@ -22,7 +22,11 @@ Maps each address to the logical function whose fragments hold it:
 the fragment's index in logical order, "symbol" the fragment's own symbol,
 and "offset" the offset within the logical function (its fragments
 concatenated in logical order); "file", "line" and "column" are the
-source position from the line table, in any fragment.
+source position from the line table, in any fragment. In a file with an
+LLVM basic-block address map (clang -fbasic-block-address-map), "bb_id" is
+the ID of the basic block holding the address (IDs follow the function's
+layout before splitting) and "bb_metadata" how the block ends, as
+"splitdbg bbaddrmap" prints them.
 
 ADDR is hexadecimal with a 0x prefix, or decimal. With "-", addresses are
 read from standard input, one per line, and answered as they arrive.`,
@@ -122,6 +126,7 @@ func (a *addrWriter) stream(in io.Reader) error {
 func (a *addrWriter) write(addr uint64) {
 	loc, ok := a.t.Procs().Lookup(addr)
 	pos, hasPos := a.t.PC(addr)
+	bb, hasBB := a.t.Procs().Block(addr)
 	b := a.buf[:0]
 	if a.json {
 		if a.n > 0 {
@@ -143,6 +148,12 @@ func (a *addrWriter) write(addr uint64) {
 			b = appendJSONString(b, f.Symbol)
 			b = append(b, ",\"offset\":"...)
 			b = strconv.AppendUint(b, loc.Offset, 10)
+		}
+		if hasBB {
+			b = append(b, ",\"bb_id\":"...)
+			b = strconv.AppendUint(b, uint64(bb.ID), 10)
+			b = append(b, ",\"bb_metadata\":"...)
+			b = appendMetadataJSON(b, bb.Metadata)
 		}
 		if hasPos {
 			b = append(b, ",\"file\":"...)
@@ -171,6 +182,10 @@ func (a *addrWriter) write(addr uint64) {
 				b = append(b, f.Symbol...)
 			}
 			b = append(b, ')')
+			if hasBB {
+				b = append(b, " bb "...)
+				b = strconv.AppendUint(b, uint64(bb.ID), 10)
+			}
 		} else {
 			b = append(b, " ??"...)
 		}
@@ -187,7 +202,9 @@ func (a *addrWriter) write(addr uint64) {
 	a.n++
 }
 
-// appendJSONString appends s as a JSON string (RFC 8259, section 7).
+// appendJSONString appends s as a JSON string (RFC 8259, section 7),
+// escaped as encoding/json escapes it: control characters, the HTML
+// characters <, > and &, U+2028 and U+2029, and invalid UTF-8 as U+FFFD.
 func appendJSONString(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')
@@ -197,7 +214,13 @@ func appendJSONString(b []byte, s string) []byte {
 			switch {
 			case c == '"' || c == '\\':
 				b = append(b, '\\', c)
-			case c < 0x20:
+			case c == '\n':
+				b = append(b, '\\', 'n')
+			case c == '\r':
+				b = append(b, '\\', 'r')
+			case c == '\t':
+				b = append(b, '\\', 't')
+			case c < 0x20 || c == '<' || c == '>' || c == '&':
 				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
 			default:
 				b = append(b, c)
@@ -206,9 +229,12 @@ func appendJSONString(b []byte, s string) []byte {
 			continue
 		}
 		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 {
+		switch {
+		case r == utf8.RuneError && n == 1:
 			b = append(b, `\ufffd`...)
-		} else {
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&15])
+		default:
 			b = append(b, s[i:i+n]...)
 		}
 		i += n

@@ -5,10 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"path"
+	"slices"
 
 	"github.com/splitdbg/splitdbg/internal/elfx"
 	"github.com/splitdbg/splitdbg/linetable"
 	"github.com/splitdbg/splitdbg/splitinfo"
+	"github.com/splitdbg/splitdbg/splitinfo/bbaddrmap"
 )
 
 // demoBinary is testdata/bin/demo, a small GCC -O2 binary with split
@@ -16,6 +18,13 @@ import (
 //
 //go:embed demodata/demo
 var demoBinary []byte
+
+// demoClang is testdata/bin/clang22-mfs, a clang 22 -O2 binary split by
+// machine function splitting, with a BB address map, copied here by
+// testdata/gen.sh.
+//
+//go:embed demodata/clang
+var demoClang []byte
 
 var demoCmd = &command{
 	name:    "demo",
@@ -25,7 +34,10 @@ var demoCmd = &command{
 Runs splitdbg on a small GCC -O2 binary embedded in the command: lists its
 split functions with their fragments and branch sites, looks up a few
 addresses in hot and cold fragments, and resolves breakpoints on source
-lines whose code was moved to a cold fragment.`,
+lines whose code was moved to a cold fragment. Then, on a small clang
+binary with a basic-block address map, also embedded, shows a split
+function's fragments with the IDs of their basic blocks and maps a few
+addresses to blocks.`,
 	setup: func(fs *flag.FlagSet) func(*cli, []string) error {
 		return func(c *cli, args []string) error {
 			if len(args) != 0 {
@@ -43,7 +55,22 @@ lines whose code was moved to a cold fragment.`,
 			if err != nil {
 				return err
 			}
-			return runDemo(c, lines)
+			if err := runDemo(c, lines); err != nil {
+				return err
+			}
+			f, err = elfx.NewBytes("clang", demoClang)
+			if err != nil {
+				return err
+			}
+			procs, err = splitinfo.FromELF(f)
+			if err != nil {
+				return err
+			}
+			lines, err = linetable.FromELF(f, procs)
+			if err != nil {
+				return err
+			}
+			return runBlocksDemo(c, lines)
 		}
 	},
 }
@@ -117,4 +144,75 @@ func coldLine(lt *linetable.Table, p *splitinfo.Proc) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// runBlocksDemo shows, for the first split function of lt's binary whose
+// blocks lie in several fragments, each fragment's block IDs, and looks
+// up an address in each fragment.
+func runBlocksDemo(c *cli, lt *linetable.Table) error {
+	t := lt.Procs()
+	w := c.stdout
+	x := t.BBAddrMap()
+	if x == nil {
+		return fmt.Errorf("demo: the embedded clang binary has no BB address map")
+	}
+	fmt.Fprintln(w, "\nBasic blocks: a clang 22 -O2 binary (machine function splitting,")
+	fmt.Fprintln(w, "-fbasic-block-address-map) records every basic block. Block IDs follow the")
+	fmt.Fprintln(w, "function's layout before splitting, so they say where moved blocks belong:")
+	fmt.Fprintln(w)
+	funcs := x.Funcs()
+	for p := range t.Split() {
+		i := slices.IndexFunc(funcs, func(fn bbaddrmap.Func) bool { return fn.Addr() == p.Entry })
+		if i < 0 {
+			continue
+		}
+		fn := &funcs[i]
+		// Block IDs and starts per fragment, in address order.
+		ids := make([][]uint32, len(p.Fragments))
+		starts := make([][]uint64, len(p.Fragments))
+		for r := range fn.Ranges {
+			rg := &fn.Ranges[r]
+			for _, b := range rg.Blocks {
+				loc, ok := t.Lookup(rg.Addr + uint64(b.Offset))
+				if !ok || loc.Proc != p {
+					continue
+				}
+				ids[loc.Frag] = append(ids[loc.Frag], b.ID)
+				starts[loc.Frag] = append(starts[loc.Frag], rg.Addr+uint64(b.Offset))
+			}
+		}
+		if slices.ContainsFunc(ids, func(s []uint32) bool { return len(s) == 0 }) {
+			continue
+		}
+		fmt.Fprintf(w, "%s  entry %#x\n", p.Name, p.Entry)
+		for k := range p.Fragments {
+			f := &p.Fragments[k]
+			fmt.Fprintf(w, "  fragment %d %-4s %#x-%#x  %-10s blocks", k, f.Kind, f.Start, f.End, orNone(f.Symbol))
+			for _, id := range ids[k] {
+				fmt.Fprintf(w, " %d", id)
+			}
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintln(w, "\nAddress lookups name the block (\"bb_id\" in addr -json):")
+		fmt.Fprintln(w)
+		aw := &addrWriter{w: newFlushWriter(w), t: lt}
+		for k := range p.Fragments {
+			// In every fragment, an address inside its first block (after
+			// the entry block) that has a source line.
+			s := starts[k]
+			if k == 0 && len(s) > 1 {
+				s = s[1:]
+			}
+			a := s[0] + 4
+			for _, start := range s {
+				if pos, ok := lt.PC(start + 4); ok && pos.Line != 0 {
+					a = start + 4
+					break
+				}
+			}
+			aw.write(a)
+		}
+		return aw.w.Flush()
+	}
+	return nil
 }

@@ -2,11 +2,10 @@ package main
 
 import (
 	"bufio"
-	"bytes"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/splitdbg/splitdbg/splitinfo"
 )
@@ -99,28 +98,18 @@ func writeFuncs(w io.Writer, t *splitinfo.Table, all, asJSON bool) error {
 		procs = t.All()
 	}
 	if asJSON {
-		// One function at a time, indented as json.MarshalIndent would
-		// indent the whole array, without building it.
+		// One function at a time, formatted as json.MarshalIndent formats
+		// the whole array, without building it.
 		bw := bufio.NewWriterSize(w, 256<<10)
-		bw.WriteString("[")
-		var buf, ind bytes.Buffer
+		var buf []byte
 		n := 0
+		bw.WriteString("[")
 		for p := range procs {
-			b, err := json.Marshal(toJSONFunc(p))
-			if err != nil {
-				return err
-			}
-			ind.Reset()
-			buf.Reset()
-			buf.Write(b)
-			if err := json.Indent(&ind, buf.Bytes(), "  ", "  "); err != nil {
-				return err
-			}
 			if n > 0 {
 				bw.WriteString(",")
 			}
-			bw.WriteString("\n  ")
-			bw.Write(ind.Bytes())
+			buf = appendFuncJSON(buf[:0], toJSONFunc(p))
+			bw.Write(buf)
 			n++
 		}
 		if n > 0 {
@@ -162,4 +151,136 @@ func orNone(s string) string {
 		return "(no symbol)"
 	}
 	return s
+}
+
+// appendFuncJSON appends f as an element of the funcs -json array,
+// byte for byte as json.MarshalIndent(out, "", "  ") writes it.
+func appendFuncJSON(b []byte, f jsonFunc) []byte {
+	const in1, in2, in3, in4 = "\n  ", "\n    ", "\n      ", "\n        "
+	field := func(b []byte, indent, name string) []byte {
+		b = append(b, indent...)
+		b = append(b, '"')
+		b = append(b, name...)
+		return append(b, "\": "...)
+	}
+	strs := func(b []byte, indent, inner string, ss []string) []byte {
+		switch {
+		case ss == nil:
+			return append(b, "null"...)
+		case len(ss) == 0:
+			return append(b, "[]"...)
+		}
+		b = append(b, '[')
+		for i, s := range ss {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, inner...)
+			b = appendJSONString(b, s)
+		}
+		b = append(b, indent...)
+		return append(b, ']')
+	}
+	b = append(b, in1...)
+	b = append(b, '{')
+	b = appendJSONString(field(b, in2, "name"), f.Name)
+	b = append(b, ',')
+	if f.SourceName != "" {
+		b = appendJSONString(field(b, in2, "source_name"), f.SourceName)
+		b = append(b, ',')
+	}
+	if len(f.Aliases) > 0 {
+		b = strs(field(b, in2, "aliases"), in2, in3, f.Aliases)
+		b = append(b, ',')
+	}
+	b = strconv.AppendUint(field(b, in2, "entry"), f.Entry, 10)
+	b = append(b, ',')
+	b = strconv.AppendUint(field(b, in2, "size"), f.Size, 10)
+	b = append(b, ',')
+	if f.CompUnit != "" {
+		b = appendJSONString(field(b, in2, "compile_unit"), f.CompUnit)
+		b = append(b, ',')
+	}
+	if f.File != "" {
+		b = appendJSONString(field(b, in2, "file"), f.File)
+		b = append(b, ',')
+	}
+	if f.Line != 0 {
+		b = strconv.AppendInt(field(b, in2, "line"), int64(f.Line), 10)
+		b = append(b, ',')
+	}
+	b = field(b, in2, "fragments")
+	switch {
+	case f.Fragments == nil:
+		b = append(b, "null"...)
+	case len(f.Fragments) == 0:
+		b = append(b, "[]"...)
+	default:
+		b = append(b, '[')
+		for i, fr := range f.Fragments {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, in3...)
+			b = append(b, '{')
+			b = strconv.AppendUint(field(b, in4, "start"), fr.Start, 10)
+			b = append(b, ',')
+			b = strconv.AppendUint(field(b, in4, "end"), fr.End, 10)
+			b = append(b, ',')
+			b = appendJSONString(field(b, in4, "symbol"), fr.Symbol)
+			b = append(b, ',')
+			b = appendJSONString(field(b, in4, "kind"), fr.Kind)
+			b = append(b, ',')
+			b = strconv.AppendUint(field(b, in4, "branch_addr"), fr.BranchAddr, 10)
+			b = append(b, ',')
+			b = field(b, in4, "branch_addrs")
+			switch {
+			case fr.BranchAddrs == nil:
+				b = append(b, "null"...)
+			case len(fr.BranchAddrs) == 0:
+				b = append(b, "[]"...)
+			default:
+				b = append(b, '[')
+				for k, a := range fr.BranchAddrs {
+					if k > 0 {
+						b = append(b, ',')
+					}
+					b = append(b, in4...)
+					b = append(b, "  "...)
+					b = strconv.AppendUint(b, a, 10)
+				}
+				b = append(b, in4...)
+				b = append(b, ']')
+			}
+			b = append(b, ',')
+			b = strs(field(b, in4, "sources"), in4, in4+"  ", fr.Sources)
+			b = append(b, in3...)
+			b = append(b, '}')
+		}
+		b = append(b, in2...)
+		b = append(b, ']')
+	}
+	b = append(b, ',')
+	b = strs(field(b, in2, "sources"), in2, in3, f.Sources)
+	if len(f.Conflicts) > 0 {
+		b = append(b, ',')
+		b = field(b, in2, "conflicts")
+		b = append(b, '[')
+		for i, c := range f.Conflicts {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, in3...)
+			b = append(b, '{')
+			b = strconv.AppendUint(field(b, in4, "addr"), c.Addr, 10)
+			b = append(b, ',')
+			b = appendJSONString(field(b, in4, "detail"), c.Detail)
+			b = append(b, in3...)
+			b = append(b, '}')
+		}
+		b = append(b, in2...)
+		b = append(b, ']')
+	}
+	b = append(b, in1...)
+	return append(b, '}')
 }
