@@ -21,7 +21,7 @@ type Table struct {
 	spans []span      // every fragment, sorted by start, non-overlapping
 	names []nameEntry // sorted by name
 
-	index addrindex.Index // over the spans' starts
+	dir   addrindex.Dir // page directory over the spans' starts
 
 	blocks *bbaddrmap.Index // nil without a BB address map
 	bat    *bat.Table       // nil without BOLT address translation
@@ -130,11 +130,7 @@ func NewTable(procs []Proc) (*Table, error) {
 }
 
 func (t *Table) buildIndex() {
-	starts := make([]uint64, len(t.spans))
-	for i := range t.spans {
-		starts[i] = t.spans[i].start
-	}
-	t.index = addrindex.New(starts)
+	t.dir = addrindex.NewDir(len(t.spans), func(i int) uint64 { return t.spans[i].start })
 }
 
 func (t *Table) conflict(proc int32, addr uint64, detail string) {
@@ -187,11 +183,25 @@ func (l Loc) Fragment() *Fragment { return &l.Proc.Fragments[l.Frag] }
 // Lookup returns the procedure whose fragments contain addr, in any
 // fragment (the seed's address_to_procedure). It does not allocate.
 func (t *Table) Lookup(addr uint64) (Loc, bool) {
-	i := t.index.Find(addr)
-	if i < 0 {
+	// The span starting last at or below addr, searched among the few
+	// spans of addr's page: a lookup reads a directory line and a span
+	// line.
+	lo, hi, ok := t.dir.Bounds(addr)
+	if !ok {
 		return Loc{}, false
 	}
-	s := &t.spans[i]
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if t.spans[m].start <= addr {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo == 0 {
+		return Loc{}, false
+	}
+	s := &t.spans[lo-1]
 	if addr-s.start >= uint64(s.length) {
 		return Loc{}, false
 	}
