@@ -26,7 +26,11 @@ type Table struct {
 	procs *splitinfo.Table
 	files []string // interned, path.Clean'ed file names
 	rows  []row    // sequences sorted by start address, rows in program order
-	index addrindex.Index
+	// The address search: a page directory over the rows' addresses.
+	// mono holds monotone starts only when sequences overlap (code
+	// folded by the linker) and the rows themselves are out of order.
+	dir  addrindex.Dir
+	mono []uint64
 	// The line index, built on the first FILE:LINE query: the rows with a
 	// line sorted by (file, line, address) (byLine), their keys
 	// file<<lineBits | line (searched through lineKeys), and the files by
@@ -138,7 +142,6 @@ const maxRows = 1<<32 - 1
 func New(procs *splitinfo.Table, src Source, isCode func(uint64) bool) (*Table, error) {
 	t := &Table{procs: procs}
 	if src == nil {
-		t.index = addrindex.New(nil)
 		return t, nil
 	}
 	fileID := make(map[string]uint32)
@@ -202,16 +205,16 @@ func New(procs *splitinfo.Table, src Source, isCode func(uint64) bool) (*Table, 
 			t.rows = append(t.rows, rows[s.start:s.end]...)
 		}
 	}
-	starts := make([]uint64, len(t.rows))
-	for i := range t.rows {
-		starts[i] = t.rows[i].addr
+	if !slices.IsSortedFunc(t.rows, func(a, b row) int { return cmp.Compare(a.addr, b.addr) }) {
+		t.mono = make([]uint64, len(t.rows))
+		for i := range t.rows {
+			t.mono[i] = t.rows[i].addr
+			if i > 0 {
+				t.mono[i] = max(t.mono[i], t.mono[i-1])
+			}
+		}
 	}
-	// Rows within a sequence never decrease; sequences may overlap (code
-	// folded by the linker), so make the starts monotone for the search.
-	for i := 1; i < len(starts); i++ {
-		starts[i] = max(starts[i], starts[i-1])
-	}
-	t.index = addrindex.New(starts)
+	t.dir = addrindex.NewDir(len(t.rows), t.start)
 	return t, nil
 }
 
@@ -342,13 +345,43 @@ func (t *Table) position(i int, addr uint64) Position {
 	return p
 }
 
+// start returns the address the search sees for row i.
+func (t *Table) start(i int) uint64 {
+	if t.mono != nil {
+		return t.mono[i]
+	}
+	return t.rows[i].addr
+}
+
 // rowAt returns the index of the row that covers pc, or -1.
 func (t *Table) rowAt(pc uint64) int {
-	i := t.index.Find(pc)
-	if i < 0 || t.rows[i].isEnd() {
+	lo, hi, ok := t.dir.Bounds(pc)
+	if !ok {
 		return -1
 	}
-	return i
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if t.start(m) <= pc {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo == 0 || t.rows[lo-1].isEnd() {
+		return -1
+	}
+	return lo - 1
+}
+
+// Line returns the file, line and column of pc, as PC does, without
+// looking up its procedure.
+func (t *Table) Line(pc uint64) (file string, line, column int, ok bool) {
+	i := t.rowAt(pc)
+	if i < 0 {
+		return "", 0, 0, false
+	}
+	r := &t.rows[i]
+	return t.files[r.file], int(r.line), int(r.column), true
 }
 
 // PC returns the source position of pc: the last row at or below pc in
@@ -382,7 +415,7 @@ func (t *Table) Rows() iter.Seq[Row] {
 // IndexBytes returns the memory the index holds: rows, address index,
 // line index and file names.
 func (t *Table) IndexBytes() int {
-	n := len(t.rows)*int(unsafe.Sizeof(row{})) + t.index.Bytes() + len(t.lineIndex())*4
+	n := len(t.rows)*int(unsafe.Sizeof(row{})) + t.dir.Bytes() + len(t.mono)*8 + len(t.lineIndex())*4
 	for _, f := range t.files {
 		n += len(f) + int(unsafe.Sizeof(f))
 	}

@@ -2,14 +2,16 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/splitdbg/splitdbg/linetable"
+	"github.com/splitdbg/splitdbg/splitinfo"
 )
 
 var addrCmd = &command{
@@ -97,41 +99,156 @@ func (a *addrWriter) end() {
 // has nothing more buffered so that an interactive peer gets its answers.
 func (a *addrWriter) stream(in io.Reader) error {
 	r := bufio.NewReaderSize(in, 64<<10)
+	// The addresses already buffered (at most 1<<batchBits) are looked up
+	// and formatted in address order, so that neighbours share cache
+	// lines, into an arena; the answers are then written in input order.
+	// Sorting packs address and input index into one word.
+	const batchBits = 14
+	var batch []uint64 // addresses in input order
+	var keys []uint64  // addr<<batchBits | index, sorted
+	type span struct{ start, end int32 }
+	var slots []span
+	var arena []byte
+	var ans answer
+	flush := func() error {
+		keys = keys[:0]
+		packed := true
+		for k, addr := range batch {
+			if addr >= 1<<(64-batchBits) {
+				packed = false
+				break
+			}
+			keys = append(keys, addr<<batchBits|uint64(k))
+		}
+		if !packed { // addresses too large to pack: in input order
+			keys = keys[:0]
+		}
+		slices.Sort(keys)
+		slots = slices.Grow(slots[:0], len(batch))[:len(batch)]
+		arena = arena[:0]
+		at := func(k int) {
+			a.lookup(batch[k], &ans)
+			start := int32(len(arena))
+			arena = a.format(arena, &ans)
+			slots[k] = span{start, int32(len(arena))}
+		}
+		if packed {
+			for _, key := range keys {
+				at(int(key & (1<<batchBits - 1)))
+			}
+		} else {
+			for k := range batch {
+				at(k)
+			}
+		}
+		for _, sl := range slots {
+			a.emit(arena[sl.start:sl.end])
+		}
+		batch = batch[:0]
+		return nil
+	}
 	for lineNo := 1; ; lineNo++ {
 		line, err := r.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
 			return fmt.Errorf("stdin line %d: too long", lineNo)
 		}
-		if s := strings.TrimSpace(string(line)); s != "" {
-			v, perr := linetable.ParseAddr(s)
-			if perr != nil {
-				return fmt.Errorf("stdin line %d: %v", lineNo, perr)
+		if s := bytes.TrimSpace(line); len(s) > 0 {
+			v, ok := parseAddrBytes(s)
+			if !ok {
+				return fmt.Errorf("stdin line %d: bad address %q", lineNo, s)
 			}
-			a.write(v)
+			batch = append(batch, v)
 		}
 		if err == io.EOF {
-			return nil
+			return flush()
 		}
 		if err != nil {
 			return fmt.Errorf("stdin: %w", err)
 		}
-		if r.Buffered() == 0 {
-			if err := a.w.Flush(); err != nil {
-				return err
+		if r.Buffered() == 0 || len(batch) == 1<<batchBits {
+			flush()
+			if r.Buffered() == 0 {
+				if err := a.w.Flush(); err != nil {
+					return err
+				}
 			}
 		}
 	}
 }
 
-func (a *addrWriter) write(addr uint64) {
-	loc, ok := a.t.Procs().Lookup(addr)
-	pos, hasPos := a.t.PC(addr)
-	bb, hasBB := a.t.Procs().Block(addr)
-	b := a.buf[:0]
-	if a.json {
-		if a.n > 0 {
-			b = append(b, ',')
+// parseAddrBytes parses an address as linetable.ParseAddr does, without
+// allocating: "0x..." hexadecimal, else decimal.
+func parseAddrBytes(s []byte) (uint64, bool) {
+	base := uint64(10)
+	if len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') {
+		s, base = s[2:], 16
+	}
+	if len(s) == 0 || len(s) > 20 {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range s {
+		var d uint64
+		switch {
+		case c >= '0' && c <= '9':
+			d = uint64(c - '0')
+		case base == 16 && c >= 'a' && c <= 'f':
+			d = uint64(c-'a') + 10
+		case base == 16 && c >= 'A' && c <= 'F':
+			d = uint64(c-'A') + 10
+		default:
+			return 0, false
 		}
+		if v > (1<<64-1-d)/base {
+			return 0, false // overflow
+		}
+		v = v*base + d
+	}
+	return v, true
+}
+
+// answer is what addr reports for one address.
+type answer struct {
+	addr         uint64
+	loc          splitinfo.Loc
+	ok           bool
+	file         string
+	line, column int
+	hasPos       bool
+	bb           splitinfo.BlockLoc
+	hasBB        bool
+}
+
+func (a *addrWriter) lookup(addr uint64, ans *answer) {
+	ans.addr = addr
+	ans.loc, ans.ok = a.t.Procs().Lookup(addr)
+	ans.file, ans.line, ans.column, ans.hasPos = a.t.Line(addr)
+	ans.bb, ans.hasBB = a.t.Procs().Block(addr)
+}
+
+func (a *addrWriter) write(addr uint64) {
+	var ans answer
+	a.lookup(addr, &ans)
+	a.buf = a.format(a.buf[:0], &ans)
+	a.emit(a.buf)
+}
+
+// emit writes one formatted answer, with the separator JSON needs.
+func (a *addrWriter) emit(b []byte) {
+	if a.json && a.n > 0 {
+		a.w.WriteByte(',')
+	}
+	a.w.Write(b)
+	a.n++
+}
+
+// format appends one answer: a JSON object on its own line, or a text
+// line.
+func (a *addrWriter) format(b []byte, ans *answer) []byte {
+	addr, loc, ok := ans.addr, ans.loc, ans.ok
+	file, line, column, hasPos := ans.file, ans.line, ans.column, ans.hasPos
+	bb, hasBB := ans.bb, ans.hasBB
+	if a.json {
 		b = append(b, "\n{\"addr\":"...)
 		b = strconv.AppendUint(b, addr, 10)
 		b = append(b, ",\"found\":"...)
@@ -157,11 +274,11 @@ func (a *addrWriter) write(addr uint64) {
 		}
 		if hasPos {
 			b = append(b, ",\"file\":"...)
-			b = appendJSONString(b, pos.File)
+			b = appendJSONString(b, file)
 			b = append(b, ",\"line\":"...)
-			b = strconv.AppendInt(b, int64(pos.Line), 10)
+			b = strconv.AppendInt(b, int64(line), 10)
 			b = append(b, ",\"column\":"...)
-			b = strconv.AppendInt(b, int64(pos.Column), 10)
+			b = strconv.AppendInt(b, int64(column), 10)
 		}
 		b = append(b, '}')
 	} else {
@@ -191,15 +308,13 @@ func (a *addrWriter) write(addr uint64) {
 		}
 		if hasPos {
 			b = append(b, " at "...)
-			b = append(b, pos.File...)
+			b = append(b, file...)
 			b = append(b, ':')
-			b = strconv.AppendInt(b, int64(pos.Line), 10)
+			b = strconv.AppendInt(b, int64(line), 10)
 		}
 		b = append(b, '\n')
 	}
-	a.w.Write(b)
-	a.buf = b
-	a.n++
+	return b
 }
 
 // appendJSONString appends s as a JSON string (RFC 8259, section 7),
