@@ -56,7 +56,7 @@ func TestEmitStrip(t *testing.T) {
 	if _, err := objcopy.Tool(); err != nil {
 		t.Skip(err)
 	}
-	for _, name := range []string{"gcc-cold", "clang22-mfs", "bolt22", "bolt22-over-gcc", "cgo"} {
+	for _, name := range testbin.Linked(t) {
 		t.Run(name, func(t *testing.T) {
 			bin := testbin.Path(t, name)
 			dir := t.TempDir()
