@@ -21,7 +21,7 @@ type Table struct {
 	spans []span      // every fragment, sorted by start, non-overlapping
 	names []nameEntry // sorted by name
 
-	dir   addrindex.Dir // page directory over the spans' starts
+	dir addrindex.Dir // page directory over the spans' starts
 
 	blocks *bbaddrmap.Index // nil without a BB address map
 	bat    *bat.Table       // nil without BOLT address translation
