@@ -127,8 +127,8 @@ func (t *Table) SplitRecords() []native.Record {
 	return out
 }
 
-// readOptionalSources adds the BB address map, BAT and split procedure
-// records of f, when present.
+// readOptionalSources adds the BB address map, BAT, split procedure
+// records and Machine IR Profile map of f, when present.
 func (b *builder) readOptionalSources() error {
 	data, sec, err := b.f.SectionData(native.SectionName)
 	if err != nil {
@@ -157,6 +157,9 @@ func (b *builder) readOptionalSources() error {
 	default:
 		b.bat = t
 		b.addBAT(t)
+	}
+	if err := b.addMIP(); err != nil {
+		return err
 	}
 	return nil
 }

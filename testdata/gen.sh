@@ -26,7 +26,7 @@ LLVM22=/usr/lib/llvm-22/bin
 
 TARGETS=(demo gcc-cold gcc-cold-nopie gcc-cold-dwarf4 gcc-cold-zlib gcc-cold-zstd
 	gcc-pgo clang19-bbsections clang22-bbsections clang19-mfs clang22-mfs
-	bolt cgo clang19-bbaddrmap clang22-bbaddrmap bbaddrmap-yaml)
+	bolt cgo clang19-bbaddrmap clang22-bbaddrmap bbaddrmap-yaml mip)
 
 die() {
 	echo "gen.sh: $*" >&2
@@ -362,6 +362,42 @@ build_bbaddrmap_yaml() {
 	"$LLVM22/llvm-objcopy" --compress-sections='.llvm_bb_addr_map=zlib' "$OUT/bbaddrmap-v5.o" "$OUT/bbaddrmap-v5-zlib.o"
 	"$LLVM22/llvm-objcopy" --compress-sections='.llvm_bb_addr_map=zstd' "$OUT/bbaddrmap-elf32.o" "$OUT/bbaddrmap-elf32-zstd.o"
 	note bbaddrmap-yaml "ok (${#yamls[@]} objects + 2 compressed)"
+}
+
+# ---------------------------------------------------------------- MIP -----
+# Machine IR Profile (seed 002), which no released compiler emits: the
+# driver mip/main.c, the functions of mip/instrumented.S, written by hand
+# with the __llvm_mipmap and __llvm_mipraw records and headers exactly as
+# the MIP patch's llc emits them (.Lref-relative .long fields, comdat
+# groups) and instrumented to mark their own coverage, and the runtime
+# mip/mipruntime.c, which writes __llvm_mipraw to $MIP_RAW_FILE at exit.
+# Outputs go to testdata/bin/mip/ (splitinfo's reference tests read only
+# the files directly in testdata/bin):
+#   mip          profile type 0x3: function and block coverage
+#   mip-counts   -DMIP_COUNTS, profile type 0xf: also call counts and
+#                first-call timestamps
+build_mip() {
+	need gcc nm readelf od
+	local d=$TMP/mip name flags
+	mkdir -p "$d" "$OUT/mip"
+	gcc "${GCCFLAGS[@]}" -c mip/main.c -o "$d/main.o"
+	gcc "${GCCFLAGS[@]}" -c mip/mipruntime.c -o "$d/mipruntime.o"
+	for name in mip mip-counts; do
+		flags=()
+		[[ $name == mip-counts ]] && flags=(-DMIP_COUNTS)
+		gcc "${GCCFLAGS[@]}" ${flags[@]+"${flags[@]}"} -c mip/instrumented.S -o "$d/$name.o"
+		gcc "$d/main.o" "$d/$name.o" "$d/mipruntime.o" -o "$OUT/mip/$name"
+		expect_syms "$OUT/mip/$name" classify classify.cold sum_to count_digits unused \
+			'classify$RAW' __start___llvm_mipraw __stop___llvm_mipraw
+		# The map is kept in the file but not loaded (no A flag).
+		readelf -SW "$OUT/mip/$name" | grep -E ' __llvm_mipmap +NOTE .* Wo ' >/dev/null ||
+			die "$name: no non-alloc __llvm_mipmap section"
+		MIP_RAW_FILE=$d/$name.mipraw "$OUT/mip/$name" 5 -3 x12 >"$d/$name.out" || die "$name failed"
+		grep -qxF '5: classify=1 sum_to=15 count_digits=1' "$d/$name.out" || die "$name: wrong output"
+		[[ $(od -An -tx1 -N4 "$d/$name.mipraw" | tr -d ' ') == fb4d4950 ]] ||
+			die "$name: the raw profile written at exit does not start with the MIP magic"
+		note "$name" "ok (mip/$name)"
+	done
 }
 
 # ---------------------------------------------------------------- main ----

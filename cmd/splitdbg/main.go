@@ -27,7 +27,7 @@ type command struct {
 var commands []*command
 
 func init() {
-	commands = []*command{funcsCmd, addrCmd, breakCmd, linesCmd, bbaddrmapCmd, batCmd, emitCmd, stripCmd, eslCmd, demoCmd}
+	commands = []*command{funcsCmd, addrCmd, breakCmd, linesCmd, bbaddrmapCmd, batCmd, emitCmd, stripCmd, eslCmd, mipCmd, demoCmd}
 }
 
 // cli carries the process's streams, so tests can run commands in-process.

@@ -1,0 +1,65 @@
+package splitinfo
+
+import (
+	"errors"
+
+	"github.com/splitdbg/splitdbg/splitinfo/mip"
+)
+
+// addMIP merges the Machine IR Profile map (__llvm_mipmap) of the file,
+// when it has one: each function's [address, address+size) is the entry
+// fragment of a procedure, and a non-entry block that the compiler moved
+// out of that range (splitting) puts the fragment that starts at the
+// block into the same procedure. Without symbols, the map makes the
+// procedures. Block numbers give moved fragments their pre-split order
+// when no BB address map does.
+func (b *builder) addMIP() error {
+	bin, err := mip.FromELF(b.f)
+	if errors.Is(err, mip.ErrNoMIP) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if bin.Map == nil || !bin.HasRaw {
+		return nil // the map was extracted, or nothing locates the functions
+	}
+	for i := range bin.Map.Funcs {
+		fn := &bin.Map.Funcs[i]
+		if fn.Size == 0 {
+			continue
+		}
+		entry := bin.Addr(fn)
+		r := Range{entry, entry + uint64(fn.Size)}
+		var owner *bproc
+		if ref, ok := b.fragAt[entry]; ok && ref.i == 0 && !ref.p.dead && !ref.p.orphan {
+			owner = ref.p
+		} else if _, taken := b.fragAt[entry]; !taken {
+			owner = &bproc{Proc: Proc{Name: fn.Name, Entry: entry}}
+			b.addFragment(owner, Fragment{Range: r, Symbol: fn.Name, Kind: Hot, Sources: FromMIP}, 0)
+			b.procs = append(b.procs, owner)
+		} else {
+			continue
+		}
+		owner.Sources |= FromMIP
+		ev := evidence{src: FromMIP, name: fn.Name}
+		b.claim(owner, ev, r)
+		for k, off := range fn.BlockOffsets {
+			blk := mip.BlockAddr(entry, off)
+			if r.Contains(blk) {
+				continue
+			}
+			// The map knows where a moved block starts, not where its
+			// fragment ends: only a fragment known to start there counts.
+			if ref, ok := b.fragAt[blk]; ok && !ref.p.dead {
+				b.claim(owner, ev, ref.p.Fragments[ref.i].Range)
+				if _, ok := b.firstBlock[blk]; !ok && b.blocks == nil {
+					b.firstBlock[blk] = uint32(k + 1)
+				}
+			} else if j := owner.Fragment(blk); j > 0 {
+				owner.Fragments[j].Sources |= FromMIP
+			}
+		}
+	}
+	return nil
+}
