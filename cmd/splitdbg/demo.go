@@ -34,7 +34,9 @@ var demoCmd = &command{
 Runs splitdbg on a small GCC -O2 binary embedded in the command: lists its
 split functions with their fragments and branch sites, looks up a few
 addresses in hot and cold fragments, and resolves breakpoints on source
-lines whose code was moved to a cold fragment. Then, on a small clang
+lines whose code was moved to a cold fragment, and debugs it with Delve
+through splitdbg's client beside plain Delve (when the kernel lets it
+trace: ptrace). Then, on a small clang
 binary with a basic-block address map, also embedded, shows a split
 function's fragments with the IDs of their basic blocks and maps a few
 addresses to blocks.`,
@@ -70,7 +72,10 @@ addresses to blocks.`,
 			if err != nil {
 				return err
 			}
-			return runBlocksDemo(c, lines)
+			if err := runBlocksDemo(c, lines); err != nil {
+				return err
+			}
+			return runDebugDemo(c)
 		}
 	},
 }

@@ -1,0 +1,167 @@
+package adapter
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/go-delve/delve/service/api"
+
+	"github.com/splitdbg/splitdbg/splitinfo"
+)
+
+// Delve creates a logical breakpoint at explicit addresses when the
+// request has Addrs and neither File nor FunctionName (service/debugger:
+// File wins, then FunctionName, then Addrs, then Addr). That is how one
+// breakpoint gets an address in every fragment of a split function; the
+// terminal's break command already sends FindLocation's PCs that way.
+
+// CreateBreakpoint implements service.Client. A FILE:LINE request for a
+// line with code in moved fragments, and a FUNC request for a split
+// function Delve cannot place, become one breakpoint at every address.
+func (c *Client) CreateBreakpoint(req *api.Breakpoint) (*api.Breakpoint, error) {
+	return c.create(req, nil, func(r *api.Breakpoint) (*api.Breakpoint, error) {
+		return c.RPCClient.CreateBreakpoint(r)
+	})
+}
+
+// CreateBreakpointWithExpr implements service.Client, as CreateBreakpoint.
+func (c *Client) CreateBreakpointWithExpr(req *api.Breakpoint, locExpr string, rules [][2]string, suspended bool) (*api.Breakpoint, error) {
+	return c.create(req, rules, func(r *api.Breakpoint) (*api.Breakpoint, error) {
+		return c.RPCClient.CreateBreakpointWithExpr(r, locExpr, rules, suspended)
+	})
+}
+
+// create creates a breakpoint through Delve's call do, rewriting requests
+// for locations with code in moved fragments to explicit addresses.
+func (c *Client) create(req *api.Breakpoint, rules [][2]string, do func(*api.Breakpoint) (*api.Breakpoint, error)) (*api.Breakpoint, error) {
+	if r := c.lineRequest(req, rules); r != nil {
+		req = r
+	} else if res, ok := c.splitFuncRequest(req); ok {
+		// Delve places most split functions right: try it first, and
+		// replace its answer when it fails or lands in moved code.
+		bp, err := do(req)
+		if err == nil && c.inEntry(bp.Addrs, res.Locs[0].Proc) {
+			c.created(bp)
+			return bp, nil
+		}
+		if err == nil {
+			if _, err := c.RPCClient.ClearBreakpoint(bp.ID); err != nil {
+				return nil, fmt.Errorf("adapter: breakpoint %d at %s in moved code: %w", bp.ID, req.FunctionName, err)
+			}
+		}
+		r := *req
+		r.FunctionName, r.Addrs = "", res.Addrs()
+		req = &r
+	}
+	bp, err := do(req)
+	c.created(bp)
+	return bp, err
+}
+
+// lineRequest returns a FILE:LINE request rewritten to explicit addresses
+// when the line has code in moved fragments, nil otherwise.
+func (c *Client) lineRequest(req *api.Breakpoint, rules [][2]string) *api.Breakpoint {
+	if !plainRequest(req) || req.File == "" || req.Line <= 0 {
+		return nil
+	}
+	locs, ok := c.findLine(api.EvalScope{GoroutineID: -1}, req.File+":"+strconv.Itoa(req.Line), true, rules)
+	if !ok {
+		return nil
+	}
+	r := *req
+	r.File, r.Line, r.FunctionName = "", 0, ""
+	r.Addrs, r.AddrPid = locs[0].PCs, locs[0].PCPids
+	return &r
+}
+
+// splitFuncRequest resolves a FUNC request for a split function.
+func (c *Client) splitFuncRequest(req *api.Breakpoint) (Resolution, bool) {
+	if !plainRequest(req) || req.File != "" || req.FunctionName == "" || req.Line != 0 {
+		return Resolution{}, false
+	}
+	res, err := c.res.Resolve(req.FunctionName)
+	if err != nil || len(res.Locs) != 1 || !res.Locs[0].Split() {
+		return Resolution{}, false
+	}
+	return res, true
+}
+
+// plainRequest reports a request that names its location rather than
+// giving addresses.
+func plainRequest(req *api.Breakpoint) bool {
+	return req != nil && len(req.Addrs) == 0 && req.Addr == 0 && !req.TraceReturn
+}
+
+// inEntry reports whether every address is in the entry fragment of p.
+func (c *Client) inEntry(addrs []uint64, p *splitinfo.Proc) bool {
+	for _, a := range addrs {
+		if f, ok := c.frame(a, false); !ok || f.Proc != p || f.Frag != 0 {
+			return false
+		}
+	}
+	return len(addrs) > 0
+}
+
+// created names a new breakpoint and remembers its moved addresses so a
+// restart can set them again.
+func (c *Client) created(bp *api.Breakpoint) {
+	if bp == nil {
+		return
+	}
+	c.fixBreakpoint(bp)
+	c.arm(bp)
+}
+
+// GetBreakpoint implements service.Client.
+func (c *Client) GetBreakpoint(id int) (*api.Breakpoint, error) {
+	bp, err := c.RPCClient.GetBreakpoint(id)
+	c.fixBreakpoint(bp)
+	return bp, err
+}
+
+// GetBreakpointByName implements service.Client.
+func (c *Client) GetBreakpointByName(name string) (*api.Breakpoint, error) {
+	bp, err := c.RPCClient.GetBreakpointByName(name)
+	c.fixBreakpoint(bp)
+	return bp, err
+}
+
+// ListBreakpoints implements service.Client.
+func (c *Client) ListBreakpoints(all bool) ([]*api.Breakpoint, error) {
+	bps, err := c.RPCClient.ListBreakpoints(all)
+	return c.fixBreakpoints(bps), err
+}
+
+// ClearBreakpoint implements service.Client.
+func (c *Client) ClearBreakpoint(id int) (*api.Breakpoint, error) {
+	bp, err := c.RPCClient.ClearBreakpoint(id)
+	if err == nil {
+		c.disarm(id)
+	}
+	c.fixBreakpoint(bp)
+	return bp, err
+}
+
+// ClearBreakpointByName implements service.Client.
+func (c *Client) ClearBreakpointByName(name string) (*api.Breakpoint, error) {
+	bp, err := c.RPCClient.ClearBreakpointByName(name)
+	if err == nil && bp != nil {
+		c.disarm(bp.ID)
+	}
+	c.fixBreakpoint(bp)
+	return bp, err
+}
+
+// ToggleBreakpoint implements service.Client.
+func (c *Client) ToggleBreakpoint(id int) (*api.Breakpoint, error) {
+	bp, err := c.RPCClient.ToggleBreakpoint(id)
+	c.fixBreakpoint(bp)
+	return bp, err
+}
+
+// ToggleBreakpointByName implements service.Client.
+func (c *Client) ToggleBreakpointByName(name string) (*api.Breakpoint, error) {
+	bp, err := c.RPCClient.ToggleBreakpointByName(name)
+	c.fixBreakpoint(bp)
+	return bp, err
+}

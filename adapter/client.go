@@ -1,0 +1,195 @@
+package adapter
+
+import (
+	"bytes"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/go-delve/delve/service"
+	"github.com/go-delve/delve/service/api"
+	"github.com/go-delve/delve/service/rpc2"
+
+	"github.com/splitdbg/splitdbg/splitinfo"
+)
+
+// Client is a Delve client for programs with split functions. It
+// implements service.Client by embedding *rpc2.RPCClient and overrides
+// only the calls whose answers involve moved code; every other call, and
+// every answer that touches no moved fragment, is Delve's own.
+type Client struct {
+	*rpc2.RPCClient
+	res *Resolver
+
+	mu sync.Mutex
+	// gen counts the times the target may have run; caches keyed by it
+	// are valid while the target stays stopped.
+	gen uint64
+	// libsGen is gen+1 at the last refresh of the library list.
+	libsGen uint64
+	// state is the last debugger state Delve reported.
+	state *api.DebuggerState
+	// stacks holds, by goroutine, the repair of its stack at this stop
+	// (nil: it needs none).
+	stacks map[int64]*splice
+	// armed holds the breakpoints with addresses in moved code, by ID.
+	armed map[int]*armed
+}
+
+var _ service.Client = (*Client)(nil)
+
+// New returns a Client over rpc for the process Delve debugs, whose
+// executable is at exe. It asks Delve for the executable's load bias.
+func New(rpc *rpc2.RPCClient, exe string) (*Client, error) {
+	res, err := NewResolver(exe)
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{RPCClient: rpc, res: res}
+	if err := c.refreshBias(); err != nil {
+		res.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Resolver returns the client's resolver.
+func (c *Client) Resolver() *Resolver { return c.res }
+
+// Close releases the resolver's files; the connection stays open.
+func (c *Client) Close() error { return c.res.Close() }
+
+// Detach detaches Delve, optionally killing the process, and closes the
+// resolver.
+func (c *Client) Detach(killProcess bool) error {
+	err := c.RPCClient.Detach(killProcess)
+	return errors.Join(err, c.res.Close())
+}
+
+// moved records that the target may have run: cached stacks and the
+// library list are stale.
+func (c *Client) moved() {
+	c.mu.Lock()
+	c.gen++
+	c.stacks = nil
+	c.state = nil
+	c.mu.Unlock()
+}
+
+// refreshBias asks Delve where the executable is loaded and sets the
+// resolver's bias.
+func (c *Client) refreshBias() error {
+	bias, err := c.executableBias()
+	if err != nil {
+		return err
+	}
+	c.res.SetExecutableBias(bias)
+	return nil
+}
+
+// executableBias finds the executable's load bias. Delve's image list
+// (ListDynamicLibraries) leaves out the executable, so the bias is read
+// off a function Delve resolves: api.Function.Value is the function's
+// DWARF low PC plus the executable's static base. The answer is checked
+// by reading the ELF header where the bias puts it.
+func (c *Client) executableBias() (uint64, error) {
+	t, err := c.res.exe.load()
+	if err != nil {
+		return 0, err
+	}
+	if t.f.Type == elf.ET_EXEC {
+		return 0, nil // not relocatable
+	}
+	hdr, ok := headerVaddr(t.f.File)
+	if !ok {
+		return 0, fmt.Errorf("adapter: %s: no PT_LOAD segment maps the ELF header", c.res.exe.path)
+	}
+	var tried []string
+	for _, p := range biasCandidates(t.procs, 4) {
+		name := delveName(p)
+		tried = append(tried, name)
+		locs, _, err := c.RPCClient.FindLocation(api.EvalScope{GoroutineID: -1}, name, false, nil)
+		if err != nil || len(locs) != 1 || locs[0].Function == nil {
+			continue
+		}
+		// Delve's entry is the start of the first DWARF range: the entry
+		// fragment for GCC, clang 22 and BOLT, another fragment for
+		// clang 19. Only the right one puts the ELF header in place.
+		for _, f := range p.Fragments {
+			v := locs[0].Function.Value
+			if v < f.Start || (v-f.Start)%0x1000 != 0 {
+				continue
+			}
+			bias := v - f.Start
+			mem, _, err := c.RPCClient.ExamineMemory(hdr+bias, 4)
+			if err == nil && bytes.Equal(mem, []byte(elf.ELFMAG)) {
+				return bias, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("adapter: %s: no load bias found from Delve's functions %v", c.res.exe.path, tried)
+}
+
+// headerVaddr returns the link-time address of the ELF header: the
+// PT_LOAD segment at file offset 0.
+func headerVaddr(f *elf.File) (uint64, bool) {
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD && p.Off == 0 {
+			return p.Vaddr, true
+		}
+	}
+	return 0, false
+}
+
+// biasCandidates returns up to n procedures Delve can find by name:
+// described by DWARF and of a unique name; unsplit ones and main first.
+func biasCandidates(t *splitinfo.Table, n int) []*splitinfo.Proc {
+	ok := func(p *splitinfo.Proc) bool {
+		return p.Sources&splitinfo.FromDWARF != 0 && len(t.ByName(p.Name)) == 1
+	}
+	var out []*splitinfo.Proc
+	for _, pass := range []func(*splitinfo.Proc) bool{
+		func(p *splitinfo.Proc) bool { return p.Name == "main" || p.Name == "main.main" },
+		func(p *splitinfo.Proc) bool { return !p.Split() && !p.Local },
+		func(p *splitinfo.Proc) bool { return true },
+	} {
+		for p := range t.All() {
+			if len(out) >= n {
+				return out
+			}
+			if ok(p) && pass(p) && !slices.Contains(out, p) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// frame returns the logical frame of the runtime address pc, refreshing
+// the library list once per stop when pc lies in no known image.
+func (c *Client) frame(pc uint64, call bool) (Frame, bool) {
+	at := pc
+	if call && at > 0 {
+		at--
+	}
+	if !c.res.Known(at) {
+		c.refreshLibraries()
+	}
+	return c.res.Frame(pc, call)
+}
+
+// refreshLibraries reloads Delve's image list, at most once per stop.
+func (c *Client) refreshLibraries() {
+	c.mu.Lock()
+	if c.libsGen == c.gen+1 {
+		c.mu.Unlock()
+		return
+	}
+	c.libsGen = c.gen + 1
+	c.mu.Unlock()
+	if imgs, _, err := c.RPCClient.ListDynamicLibraries(); err == nil {
+		c.res.SetLibraries(imgs)
+	}
+}

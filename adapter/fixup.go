@@ -1,0 +1,125 @@
+package adapter
+
+import (
+	"github.com/go-delve/delve/service/api"
+)
+
+// The fix-ups below change only what Delve could not name: a location
+// with no function ("???") whose PC lies in a split procedure. Anything
+// Delve named is left as Delve reported it.
+
+// logicalFunction returns the api.Function of a frame's procedure. Delve
+// marks only Go functions optimized (from the compiler flags in the
+// producer string), never C ones, so neither does this.
+func logicalFunction(f *Frame) *api.Function {
+	return &api.Function{Name_: f.Function, Value: f.Entry}
+}
+
+// fixLocation names a location Delve left nameless when its PC lies in a
+// split procedure. call says the PC is a return address. It reports
+// whether it changed the location.
+func (c *Client) fixLocation(loc *api.Location, call bool) bool {
+	if loc == nil || loc.Function != nil || loc.PC == 0 {
+		return false
+	}
+	f, ok := c.frame(loc.PC, call)
+	if !ok || !f.Split() {
+		return false
+	}
+	loc.Function = logicalFunction(&f)
+	if f.Line > 0 {
+		loc.File, loc.Line = f.File, f.Line
+	}
+	return true
+}
+
+// fixThread names the thread's location and its breakpoint.
+func (c *Client) fixThread(th *api.Thread) {
+	if th == nil {
+		return
+	}
+	loc := api.Location{PC: th.PC, File: th.File, Line: th.Line, Function: th.Function}
+	if c.fixLocation(&loc, false) {
+		th.File, th.Line, th.Function = loc.File, loc.Line, loc.Function
+	}
+	c.fixBreakpoint(th.Breakpoint)
+}
+
+// fixGoroutine names the goroutine's current location.
+func (c *Client) fixGoroutine(g *api.Goroutine) {
+	if g == nil {
+		return
+	}
+	c.fixLocation(&g.CurrentLoc, false)
+	c.fixLocation(&g.UserCurrentLoc, false)
+}
+
+// fixState names the locations of a debugger state and remembers it.
+func (c *Client) fixState(st *api.DebuggerState) *api.DebuggerState {
+	if st == nil {
+		return nil
+	}
+	c.fixThread(st.CurrentThread)
+	for _, th := range st.Threads {
+		if th != st.CurrentThread {
+			c.fixThread(th)
+		}
+	}
+	c.fixGoroutine(st.SelectedGoroutine)
+	for _, bp := range st.WatchOutOfScope {
+		c.fixBreakpoint(bp)
+	}
+	if st.Err == nil && !st.Running {
+		c.mu.Lock()
+		c.state = st
+		c.mu.Unlock()
+	}
+	return st
+}
+
+// fixBreakpoint gives a breakpoint with addresses in split procedures the
+// logical function, file and line that Delve could not find: Delve names
+// a breakpoint from the function and line of each address, and has none
+// for addresses in moved code ("" or "<multiple locations>", "(multiple
+// functions)").
+func (c *Client) fixBreakpoint(bp *api.Breakpoint) {
+	if bp == nil || len(bp.Addrs) == 0 {
+		return
+	}
+	if bp.FunctionName != "" && bp.FunctionName != "(multiple functions)" &&
+		bp.File != "" && bp.File != "<multiple locations>" {
+		return
+	}
+	var first Frame
+	split, sameFunc, sameLine := false, true, true
+	for i, a := range bp.Addrs {
+		f, ok := c.frame(a, false)
+		if !ok {
+			return // an address we cannot place: keep Delve's answer
+		}
+		split = split || f.Split()
+		if i == 0 {
+			first = f
+			continue
+		}
+		sameFunc = sameFunc && f.Proc == first.Proc
+		sameLine = sameLine && f.File == first.File && f.Line == first.Line
+	}
+	if !split {
+		return
+	}
+	if sameFunc && first.Proc != nil {
+		bp.FunctionName = first.Function
+	}
+	if sameLine && first.Line > 0 {
+		bp.File, bp.Line = first.File, first.Line
+	}
+}
+
+// fixBreakpoints fixes each breakpoint of a list.
+func (c *Client) fixBreakpoints(bps []*api.Breakpoint) []*api.Breakpoint {
+	for _, bp := range bps {
+		c.fixBreakpoint(bp)
+	}
+	return bps
+}

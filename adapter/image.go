@@ -1,0 +1,169 @@
+package adapter
+
+import (
+	"debug/elf"
+	"fmt"
+	"sync"
+
+	"github.com/go-delve/delve/pkg/dwarf/frame"
+
+	"github.com/splitdbg/splitdbg/internal/elfx"
+	"github.com/splitdbg/splitdbg/linetable"
+	"github.com/splitdbg/splitdbg/splitinfo"
+)
+
+// image is one ELF file mapped into the debugged process: the executable
+// or a shared library. Its tables are built on first use.
+type image struct {
+	path string
+	// bias is the load bias: runtime address = link-time address + bias.
+	bias uint64
+	// segs are the link-time ranges of its PT_LOAD segments.
+	segs []splitinfo.Range
+
+	once sync.Once
+	tab  *tables
+	err  error
+}
+
+// tables are the split-aware tables of one ELF file.
+type tables struct {
+	f     *elfx.File
+	procs *splitinfo.Table
+	lines *linetable.Table
+
+	cfiOnce sync.Once
+	cfi     frame.FrameDescriptionEntries
+	cfiErr  error
+
+	stmtOnce sync.Once
+	stmt     map[uint64]stmtRow
+}
+
+// stmtRow is the statement row at an address that has several rows.
+type stmtRow struct {
+	file string
+	line int
+}
+
+// openImage reads the program headers of path; its tables wait for load.
+func openImage(path string, bias uint64) (*image, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("adapter: image %s: %w", path, err)
+	}
+	defer f.Close()
+	im := &image{path: path, bias: bias}
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD && p.Memsz > 0 {
+			im.segs = append(im.segs, splitinfo.Range{Start: p.Vaddr, End: p.Vaddr + p.Memsz})
+		}
+	}
+	return im, nil
+}
+
+// load returns the image's tables, building them on first use.
+func (im *image) load() (*tables, error) {
+	im.once.Do(func() {
+		f, err := elfx.Open(im.path)
+		if err != nil {
+			im.err = fmt.Errorf("adapter: %w", err)
+			return
+		}
+		procs, err := splitinfo.FromELF(f)
+		if err != nil {
+			f.Close()
+			im.err = fmt.Errorf("adapter: procedures of %s: %w", im.path, err)
+			return
+		}
+		lines, err := linetable.FromELF(f, procs)
+		if err != nil {
+			f.Close()
+			im.err = fmt.Errorf("adapter: line table of %s: %w", im.path, err)
+			return
+		}
+		im.tab = &tables{f: f, procs: procs, lines: lines}
+	})
+	return im.tab, im.err
+}
+
+// close releases the file mapping, if the tables were built.
+func (im *image) close() error {
+	if im.tab != nil {
+		return im.tab.f.Close()
+	}
+	return nil
+}
+
+// contains reports whether the runtime address pc lies in one of the
+// image's segments.
+func (im *image) contains(pc uint64) bool {
+	link := pc - im.bias
+	for _, s := range im.segs {
+		if s.Contains(link) {
+			return true
+		}
+	}
+	return false
+}
+
+// frames returns the image's .eh_frame call frame information, parsed by
+// Delve's pkg/dwarf/frame in link-time addresses. Only .eh_frame is read:
+// it is what the C ABI unwinds with, and the Go code of a cgo program is
+// not in it, which is where Stacktrace hands back to Delve's unwinder.
+func (t *tables) frames() (frame.FrameDescriptionEntries, error) {
+	t.cfiOnce.Do(func() {
+		data, sec, err := t.f.SectionData(".eh_frame")
+		if err != nil || sec == nil {
+			t.cfiErr = err
+			return
+		}
+		fdes, err := frame.Parse(data, t.f.ByteOrder, 0, 8, sec.Addr)
+		if err != nil {
+			t.cfiErr = fmt.Errorf("adapter: .eh_frame of %s: %w", t.f.Name, err)
+			return
+		}
+		// FDEForPC needs entries sorted by address; Append sorts.
+		t.cfi = frame.FrameDescriptionEntries(nil).Append(fdes)
+	})
+	return t.cfi, t.cfiErr
+}
+
+// stmtAt returns the last is_stmt row at the link-time address addr of a
+// split procedure when a later row at the same address is not a
+// statement. GCC starts a cold fragment that way (the statement's row,
+// then a non-statement row of the function's opening line); debuggers
+// show the statement, while linetable.PC returns the last row.
+func (t *tables) stmtAt(addr uint64) (stmtRow, bool) {
+	t.stmtOnce.Do(func() {
+		t.stmt = make(map[uint64]stmtRow)
+		var last linetable.Row
+		var stmt *stmtRow
+		flush := func() {
+			if stmt != nil && !last.IsStmt {
+				if loc, ok := t.procs.Lookup(last.Addr); ok && loc.Proc.Split() {
+					t.stmt[last.Addr] = *stmt
+				}
+			}
+			stmt = nil
+		}
+		first := true
+		for r := range t.lines.Rows() {
+			if first || r.EndSequence || r.Addr != last.Addr {
+				flush()
+			}
+			first = false
+			if r.EndSequence {
+				first = true
+				continue
+			}
+			if r.IsStmt && r.Line > 0 {
+				stmt = &stmtRow{file: r.File, line: r.Line}
+			}
+			last = r
+		}
+		flush()
+	})
+	sr, ok := t.stmt[addr]
+	return sr, ok
+}

@@ -1,0 +1,95 @@
+package adapter
+
+import (
+	"fmt"
+
+	"github.com/go-delve/delve/service/api"
+)
+
+// A repaired stack has more frames than Delve's, so frame numbers the
+// user sees are translated to Delve's before a scope reaches Delve.
+// Frames only splitdbg knows have no Delve scope: their registers come
+// from the unwind, and evaluating in them is an error.
+
+// delveScope translates a scope on the repaired stack to Delve's stack.
+func (c *Client) delveScope(s api.EvalScope) (api.EvalScope, error) {
+	if s.Frame == 0 {
+		return s, nil
+	}
+	sp := c.spliceFor(s.GoroutineID)
+	if sp == nil {
+		return s, nil
+	}
+	d := sp.delveIndex(s.Frame)
+	if d < 0 {
+		return s, fmt.Errorf("adapter: frame %d was unwound by splitdbg through moved code; Delve has no scope for it", s.Frame)
+	}
+	s.Frame = d
+	return s, nil
+}
+
+// spliceFor returns the repair of goroutine gid's stack at this stop, nil
+// if it needs none; it asks for the stack if this stop has not seen it.
+func (c *Client) spliceFor(gid int64) *splice {
+	c.mu.Lock()
+	s, ok := c.stacks[gid]
+	c.mu.Unlock()
+	if ok {
+		return s
+	}
+	if _, err := c.Stacktrace(gid, maxOwnFrames, 0, 0, nil); err != nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stacks[gid]
+}
+
+// ListScopeRegisters implements service.Client; in a frame splitdbg
+// unwound it lists the registers that unwind recovered.
+func (c *Client) ListScopeRegisters(scope api.EvalScope, includeFp bool) (api.Registers, error) {
+	if sp := c.spliceFor(scope.GoroutineID); scope.Frame > 0 && sp != nil && sp.delveIndex(scope.Frame) < 0 {
+		return apiRegisters(&sp.ownRegs[scope.Frame-1]), nil
+	}
+	ds, err := c.delveScope(scope)
+	if err != nil {
+		return nil, err
+	}
+	return c.RPCClient.ListScopeRegisters(ds, includeFp)
+}
+
+// ListLocalVariables implements service.Client.
+func (c *Client) ListLocalVariables(scope api.EvalScope, cfg api.LoadConfig) ([]api.Variable, error) {
+	ds, err := c.delveScope(scope)
+	if err != nil {
+		return nil, err
+	}
+	return c.RPCClient.ListLocalVariables(ds, cfg)
+}
+
+// ListFunctionArgs implements service.Client.
+func (c *Client) ListFunctionArgs(scope api.EvalScope, cfg api.LoadConfig) ([]api.Variable, error) {
+	ds, err := c.delveScope(scope)
+	if err != nil {
+		return nil, err
+	}
+	return c.RPCClient.ListFunctionArgs(ds, cfg)
+}
+
+// EvalVariable implements service.Client.
+func (c *Client) EvalVariable(scope api.EvalScope, symbol string, cfg api.LoadConfig) (*api.Variable, error) {
+	ds, err := c.delveScope(scope)
+	if err != nil {
+		return nil, err
+	}
+	return c.RPCClient.EvalVariable(ds, symbol, cfg)
+}
+
+// CreateWatchpoint implements service.Client.
+func (c *Client) CreateWatchpoint(scope api.EvalScope, expr string, wtype api.WatchType) (*api.Breakpoint, error) {
+	ds, err := c.delveScope(scope)
+	if err != nil {
+		return nil, err
+	}
+	return c.RPCClient.CreateWatchpoint(ds, expr, wtype)
+}

@@ -1,0 +1,321 @@
+package adapter
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/go-delve/delve/service/api"
+)
+
+// How Delve loses frames at moved code (pkg/proc, stack.go and
+// amd64_arch.go): its unwinder uses the FDE of any PC, moved code
+// included, so in a C program the stack through a cold fragment is right
+// and only the names are missing. But when the innermost frame has no
+// function (Delve's function table has only each function's first DWARF
+// range) and the thread runs a goroutine on the system stack — a cgo call
+// — amd64SwitchStack takes the frame for runtime code and switches to the
+// goroutine's saved state (g.sched): the C frames between the cold
+// fragment and runtime.asmcgocall vanish and the stack continues at
+// runtime.systemstack_switch.
+//
+// Stacktrace repairs that: when the innermost frame is in moved code and
+// the thread runs a goroutine, it unwinds that frame with its own
+// .eh_frame CFI, from the frame's CFA as Delve reports it (or the
+// thread's registers) and stack memory read over the API. If the caller
+// it finds is Delve's next frame, Delve was right. Otherwise it keeps unwinding C frames until it reaches a PC of
+// one of Delve's frames, and splices Delve's frames back from there, or
+// reaches code .eh_frame does not describe (Go code: runtime.asmcgocall),
+// where Delve's own stack switch already continued correctly, and splices
+// Delve's frames after the innermost one.
+
+// maxOwnFrames bounds the frames splitdbg unwinds itself.
+const maxOwnFrames = 64
+
+// splice describes a stack that splitdbg repaired.
+type splice struct {
+	pc0 uint64 // the innermost PC
+	// own are the frames splitdbg unwound, inserted after frame 0, with
+	// their registers.
+	own     []api.Stackframe
+	ownRegs []regSet
+	// resume is the index in Delve's stack of the frame after own.
+	resume int
+}
+
+// delveIndex maps a frame index of the repaired stack to Delve's; -1 is a
+// frame only splitdbg knows.
+func (s *splice) delveIndex(i int) int {
+	switch {
+	case s == nil || i == 0:
+		return i
+	case i <= len(s.own):
+		return -1
+	default:
+		return i - 1 - len(s.own) + s.resume
+	}
+}
+
+// Stacktrace implements service.Client: frames in split functions are
+// named with the logical function, file and line, and a stack that
+// Delve's unwinder lost at moved code is unwound through it and spliced.
+func (c *Client) Stacktrace(goroutineID int64, depth, skip int, opts api.StacktraceOptions, cfg *api.LoadConfig) ([]api.Stackframe, error) {
+	frames, err := c.RPCClient.Stacktrace(goroutineID, depth, 0, opts, cfg)
+	if err != nil || len(frames) == 0 {
+		return frames, err
+	}
+	topMoved := false
+	for i := range frames {
+		if frames[i].Err != "" {
+			continue // a frame Delve could not read: nothing to name
+		}
+		if c.fixLocation(&frames[i].Location, i > 0) && i == 0 {
+			f, _ := c.frame(frames[0].PC, false)
+			topMoved = f.Moved()
+		}
+	}
+	if topMoved && c.maySwitch(goroutineID) {
+		if s := c.splice(goroutineID, frames, depth); s != nil {
+			frames = s.apply(frames, depth)
+		}
+	} else {
+		c.noSplice(goroutineID)
+	}
+	if skip > 0 {
+		if skip >= len(frames) {
+			return nil, nil
+		}
+		frames = frames[skip:]
+	}
+	return frames, nil
+}
+
+// apply inserts the frames splitdbg unwound into Delve's stack, keeping
+// at most depth+1 frames as Delve does.
+func (s *splice) apply(frames []api.Stackframe, depth int) []api.Stackframe {
+	out := make([]api.Stackframe, 0, len(frames)+len(s.own))
+	out = append(out, frames[0])
+	out = append(out, s.own...)
+	if s.resume < len(frames) {
+		out = append(out, frames[s.resume:]...)
+	}
+	if len(out) > depth+1 {
+		out = out[:depth+1]
+	}
+	return out
+}
+
+// splice returns the repair of a stack whose innermost frame is in moved
+// code, nil when Delve's stack is right or cannot be checked. Results are
+// cached until the target runs.
+func (c *Client) splice(gid int64, frames []api.Stackframe, depth int) *splice {
+	c.mu.Lock()
+	if s, ok := c.stacks[gid]; ok && (s == nil || s.pc0 == frames[0].PC) {
+		c.mu.Unlock()
+		return s
+	}
+	c.mu.Unlock()
+	if len(frames) > depth && depth < maxOwnFrames {
+		// Delve cut the stack at depth: compare with more of its frames.
+		full, err := c.RPCClient.Stacktrace(gid, maxOwnFrames, 0, 0, nil)
+		if err != nil || len(full) == 0 || full[0].PC != frames[0].PC {
+			return nil
+		}
+		frames = full
+	}
+	s, err := c.unwindMoved(gid, frames)
+	if err != nil {
+		s = nil
+	}
+	c.mu.Lock()
+	if c.stacks == nil {
+		c.stacks = make(map[int64]*splice)
+	}
+	c.stacks[gid] = s
+	c.mu.Unlock()
+	return s
+}
+
+// maySwitch reports whether Delve's unwinder may have switched stacks at
+// a nameless innermost frame: only when the thread runs a goroutine
+// (amd64SwitchStack needs one). In a program without Go code Delve
+// unwinds moved code with its FDE, as splitdbg would.
+func (c *Client) maySwitch(gid int64) bool {
+	if gid > 0 {
+		return true
+	}
+	st, err := c.stopState()
+	if err != nil {
+		return true
+	}
+	if st.SelectedGoroutine != nil && st.SelectedGoroutine.ID > 0 {
+		return true
+	}
+	return st.CurrentThread != nil && st.CurrentThread.GoroutineID > 0
+}
+
+// noSplice records that goroutine gid's stack needs no repair at this
+// stop.
+func (c *Client) noSplice(gid int64) {
+	c.mu.Lock()
+	if c.stacks == nil {
+		c.stacks = make(map[int64]*splice)
+	}
+	c.stacks[gid] = nil
+	c.mu.Unlock()
+}
+
+// unwindMoved unwinds through the moved fragment of frame 0, as
+// described at the top of this file. It first needs no registers: for a
+// frame on the system stack Delve's FrameOffset is the frame's CFA
+// (absolute; a goroutine-stack offset is negative), computed from the
+// thread's registers with the fragment's own FDE before Delve switched
+// stacks, and C frames above it mostly define their CFA from the stack
+// pointer. Only if a CFA rule needs a register the unwind lacks does it
+// read the thread's registers (a slow call in Delve) and start again.
+func (c *Client) unwindMoved(gid int64, frames []api.Stackframe) (*splice, error) {
+	mem := memory{read: func(addr uint64, n int) ([]byte, error) {
+		b, _, err := c.RPCClient.ExamineMemory(addr, n)
+		return b, err
+	}}
+	if cfa := frames[0].FrameOffset; cfa > 0 {
+		var regs regSet
+		regs.set(regRIP, frames[0].PC)
+		s, err := c.unwindFrom(&regs, uint64(cfa), frames, &mem)
+		if !errors.Is(err, errUnknownReg) {
+			return s, err
+		}
+	}
+	regs, err := c.topRegisters(gid)
+	if err != nil {
+		return nil, err
+	}
+	if regs.pc() != frames[0].PC {
+		return nil, fmt.Errorf("adapter: thread PC %#x is not frame 0's %#x", regs.pc(), frames[0].PC)
+	}
+	return c.unwindFrom(&regs, 0, frames, &mem)
+}
+
+// unwindFrom unwinds from frame 0's registers (and its CFA, if known)
+// and splices Delve's frames back.
+func (c *Client) unwindFrom(regs *regSet, cfa0 uint64, frames []api.Stackframe, mem *memory) (*splice, error) {
+	u := unwinder{res: c.res, mem: *mem}
+	defer func() { *mem = u.mem }()
+	sp := cfa0
+	if v, ok := regs.get(regRSP); ok {
+		sp = v
+	}
+	u.mem.prefetch(sp)
+	cur, _, err := u.step(regs, true, cfa0)
+	if err != nil {
+		return nil, err
+	}
+	if len(frames) > 1 && cur.pc() == frames[1].PC {
+		return nil, nil // Delve unwound the moved frame right
+	}
+	s := &splice{pc0: frames[0].PC, resume: 1}
+	for range maxOwnFrames {
+		if j := indexPC(frames[1:], cur.pc()); j >= 0 {
+			s.resume = 1 + j
+			return s, nil
+		}
+		fr := c.ownFrame(&cur)
+		covered := u.covered(cur.pc() - 1)
+		var next regSet
+		if covered {
+			var cfa uint64
+			next, cfa, err = u.step(&cur, false, 0)
+			if errors.Is(err, errUnknownReg) {
+				return nil, err
+			}
+			fr.FrameOffset = int64(cfa)
+		}
+		s.own = append(s.own, fr)
+		s.ownRegs = append(s.ownRegs, cur)
+		if !covered || err != nil {
+			// Code .eh_frame does not describe (the Go runtime's
+			// asmcgocall) or cannot be unwound: Delve's frames after its
+			// stack switch continue from here.
+			return s, nil
+		}
+		if next.pc() == 0 {
+			s.own[len(s.own)-1].Bottom = true
+			s.resume = len(frames)
+			return s, nil
+		}
+		cur = next
+	}
+	return s, nil
+}
+
+// ownFrame describes a frame splitdbg unwound: named from the resolver
+// as Delve would name it, "???" at "?:-1" when no image knows the PC.
+func (c *Client) ownFrame(r *regSet) api.Stackframe {
+	fr := api.Stackframe{Location: api.Location{PC: r.pc(), File: "?", Line: -1}}
+	if f, ok := c.frame(r.pc(), true); ok {
+		fr.Function = logicalFunction(&f)
+		if f.Line > 0 {
+			fr.File, fr.Line = f.File, f.Line
+		}
+	}
+	if bp, ok := r.get(regRBP); ok {
+		fr.FramePointerOffset = int64(bp)
+	}
+	return fr
+}
+
+// indexPC returns the index of the first frame at pc, or -1.
+func indexPC(frames []api.Stackframe, pc uint64) int {
+	for i := range frames {
+		if frames[i].PC == pc {
+			return i
+		}
+	}
+	return -1
+}
+
+// topRegisters returns the registers of the thread running goroutine gid
+// (-1: the selected goroutine or current thread). Delve's scope registers
+// for frame 0 are not used: its stack switch rewrites their stack pointer.
+func (c *Client) topRegisters(gid int64) (regSet, error) {
+	st, err := c.stopState()
+	if err != nil {
+		return regSet{}, err
+	}
+	tid := -1
+	switch {
+	case gid < 0 || st.SelectedGoroutine != nil && st.SelectedGoroutine.ID == gid:
+		if st.CurrentThread != nil {
+			tid = st.CurrentThread.ID
+		}
+	default:
+		for _, th := range st.Threads {
+			if th.GoroutineID == gid {
+				tid = th.ID
+			}
+		}
+	}
+	if tid < 0 {
+		return regSet{}, errors.New("adapter: goroutine runs on no thread")
+	}
+	rs, err := c.RPCClient.ListThreadRegisters(tid, false)
+	if err != nil {
+		return regSet{}, fmt.Errorf("adapter: registers of thread %d: %w", tid, err)
+	}
+	return parseRegisters(rs)
+}
+
+// stopState returns the state of the current stop, asking Delve when the
+// client has not seen it.
+func (c *Client) stopState() (*api.DebuggerState, error) {
+	c.mu.Lock()
+	st := c.state
+	c.mu.Unlock()
+	if st != nil {
+		return st, nil
+	}
+	st, err := c.RPCClient.GetState()
+	if err != nil {
+		return nil, err
+	}
+	return c.fixState(st), nil
+}

@@ -1,0 +1,159 @@
+package adapter
+
+import (
+	"github.com/go-delve/delve/service/api"
+)
+
+// The calls below are Delve's; the states, threads, goroutines and
+// breakpoints they return are named through fixState and friends, and
+// every call that may run the target invalidates the caches.
+
+// GetState implements service.Client.
+func (c *Client) GetState() (*api.DebuggerState, error) {
+	st, err := c.RPCClient.GetState()
+	return c.fixState(st), err
+}
+
+// GetStateNonBlocking implements service.Client.
+func (c *Client) GetStateNonBlocking() (*api.DebuggerState, error) {
+	st, err := c.RPCClient.GetStateNonBlocking()
+	return c.fixState(st), err
+}
+
+// states forwards Delve's states, named, until Delve closes the channel.
+func (c *Client) states(in <-chan *api.DebuggerState) <-chan *api.DebuggerState {
+	out := make(chan *api.DebuggerState)
+	go func() {
+		defer close(out)
+		for st := range in {
+			c.moved()
+			out <- c.fixState(st)
+		}
+	}()
+	return out
+}
+
+// Continue implements service.Client.
+func (c *Client) Continue() <-chan *api.DebuggerState {
+	c.moved()
+	return c.states(c.RPCClient.Continue())
+}
+
+// Rewind implements service.Client.
+func (c *Client) Rewind() <-chan *api.DebuggerState {
+	c.moved()
+	return c.states(c.RPCClient.Rewind())
+}
+
+// DirectionCongruentContinue implements service.Client.
+func (c *Client) DirectionCongruentContinue() <-chan *api.DebuggerState {
+	c.moved()
+	return c.states(c.RPCClient.DirectionCongruentContinue())
+}
+
+// step runs a call that may move the target and names its state.
+func (c *Client) step(f func() (*api.DebuggerState, error)) (*api.DebuggerState, error) {
+	c.moved()
+	st, err := f()
+	c.moved()
+	return c.fixState(st), err
+}
+
+// ReverseNext implements service.Client.
+func (c *Client) ReverseNext() (*api.DebuggerState, error) { return c.step(c.RPCClient.ReverseNext) }
+
+// Step implements service.Client.
+func (c *Client) Step() (*api.DebuggerState, error) { return c.step(c.RPCClient.Step) }
+
+// ReverseStep implements service.Client.
+func (c *Client) ReverseStep() (*api.DebuggerState, error) { return c.step(c.RPCClient.ReverseStep) }
+
+// ReverseStepOut implements service.Client.
+func (c *Client) ReverseStepOut() (*api.DebuggerState, error) {
+	return c.step(c.RPCClient.ReverseStepOut)
+}
+
+// Call implements service.Client.
+func (c *Client) Call(goroutineID int64, expr string, unsafe bool) (*api.DebuggerState, error) {
+	return c.step(func() (*api.DebuggerState, error) { return c.RPCClient.Call(goroutineID, expr, unsafe) })
+}
+
+// StepInstruction implements service.Client.
+func (c *Client) StepInstruction(skipCalls bool) (*api.DebuggerState, error) {
+	return c.step(func() (*api.DebuggerState, error) { return c.RPCClient.StepInstruction(skipCalls) })
+}
+
+// ReverseStepInstruction implements service.Client.
+func (c *Client) ReverseStepInstruction(skipCalls bool) (*api.DebuggerState, error) {
+	return c.step(func() (*api.DebuggerState, error) { return c.RPCClient.ReverseStepInstruction(skipCalls) })
+}
+
+// SwitchThread implements service.Client.
+func (c *Client) SwitchThread(threadID int) (*api.DebuggerState, error) {
+	return c.step(func() (*api.DebuggerState, error) { return c.RPCClient.SwitchThread(threadID) })
+}
+
+// SwitchGoroutine implements service.Client.
+func (c *Client) SwitchGoroutine(goroutineID int64) (*api.DebuggerState, error) {
+	return c.step(func() (*api.DebuggerState, error) { return c.RPCClient.SwitchGoroutine(goroutineID) })
+}
+
+// Halt implements service.Client.
+func (c *Client) Halt() (*api.DebuggerState, error) { return c.step(c.RPCClient.Halt) }
+
+// SetExecutionPoint implements service.Client.
+func (c *Client) SetExecutionPoint(addr uint64) (*api.DebuggerState, error) {
+	return c.step(func() (*api.DebuggerState, error) { return c.RPCClient.SetExecutionPoint(addr) })
+}
+
+// SetVariable implements service.Client; it may change registers, so
+// cached stacks are dropped.
+func (c *Client) SetVariable(scope api.EvalScope, symbol, value string) error {
+	ds, err := c.delveScope(scope)
+	if err != nil {
+		return err
+	}
+	c.moved()
+	return c.RPCClient.SetVariable(ds, symbol, value)
+}
+
+// ListThreads implements service.Client.
+func (c *Client) ListThreads() ([]*api.Thread, error) {
+	ths, err := c.RPCClient.ListThreads()
+	for _, th := range ths {
+		c.fixThread(th)
+	}
+	return ths, err
+}
+
+// GetThread implements service.Client.
+func (c *Client) GetThread(id int) (*api.Thread, error) {
+	th, err := c.RPCClient.GetThread(id)
+	c.fixThread(th)
+	return th, err
+}
+
+// ListGoroutines implements service.Client.
+func (c *Client) ListGoroutines(start, count int) ([]*api.Goroutine, int, error) {
+	gs, next, err := c.RPCClient.ListGoroutines(start, count)
+	for _, g := range gs {
+		c.fixGoroutine(g)
+	}
+	return gs, next, err
+}
+
+// ListGoroutinesWithFilter implements service.Client.
+func (c *Client) ListGoroutinesWithFilter(start, count int, filters []api.ListGoroutinesFilter, group *api.GoroutineGroupingOptions, scope *api.EvalScope) ([]*api.Goroutine, []api.GoroutineGroup, int, bool, error) {
+	if scope != nil {
+		ds, err := c.delveScope(*scope)
+		if err != nil {
+			return nil, nil, 0, false, err
+		}
+		scope = &ds
+	}
+	gs, groups, next, tooMany, err := c.RPCClient.ListGoroutinesWithFilter(start, count, filters, group, scope)
+	for _, g := range gs {
+		c.fixGoroutine(g)
+	}
+	return gs, groups, next, tooMany, err
+}

@@ -1,0 +1,247 @@
+package adapter
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/go-delve/delve/pkg/dwarf/frame"
+	"github.com/go-delve/delve/service/api"
+)
+
+// x86-64 DWARF register numbers (System V psABI, figure 3.36).
+const (
+	regRBP = 6
+	regRSP = 7
+	regRIP = 16 // the return address column
+	numReg = 17
+)
+
+// regSet is the x86-64 register file of one frame, as DWARF numbers it:
+// 0-15 the general registers, 16 the PC.
+type regSet struct {
+	v     [numReg]uint64
+	valid uint32
+}
+
+func (r *regSet) get(n uint64) (uint64, bool) {
+	if n >= numReg || r.valid&(1<<n) == 0 {
+		return 0, false
+	}
+	return r.v[n], true
+}
+
+func (r *regSet) set(n, v uint64) {
+	if n < numReg {
+		r.v[n], r.valid = v, r.valid|1<<n
+	}
+}
+
+func (r *regSet) clear(n uint64) {
+	if n < numReg {
+		r.valid &^= 1 << n
+	}
+}
+
+func (r *regSet) pc() uint64 { return r.v[regRIP] }
+
+// parseRegisters reads the registers Delve lists (ListThreadRegisters):
+// values are hexadecimal, possibly followed by a decoding ("0x246 [PF ZF]").
+func parseRegisters(rs api.Registers) (regSet, error) {
+	var r regSet
+	for _, reg := range rs {
+		if reg.DwarfNumber < 0 || reg.DwarfNumber >= numReg {
+			continue
+		}
+		f := strings.Fields(reg.Value)
+		if len(f) == 0 {
+			continue
+		}
+		v, err := strconv.ParseUint(f[0], 0, 64)
+		if err != nil {
+			return r, fmt.Errorf("adapter: register %s: %w", reg.Name, err)
+		}
+		r.set(uint64(reg.DwarfNumber), v)
+	}
+	if _, ok := r.get(regRIP); !ok {
+		return r, errors.New("adapter: Delve listed no PC register")
+	}
+	if _, ok := r.get(regRSP); !ok {
+		return r, errors.New("adapter: Delve listed no stack pointer")
+	}
+	return r, nil
+}
+
+// apiRegisters converts a register set to Delve's form.
+func apiRegisters(r *regSet) api.Registers {
+	names := [numReg]string{"Rax", "Rdx", "Rcx", "Rbx", "Rsi", "Rdi", "Rbp", "Rsp",
+		"R8", "R9", "R10", "R11", "R12", "R13", "R14", "R15", "Rip"}
+	var out api.Registers
+	for n := range uint64(numReg) {
+		if v, ok := r.get(n); ok {
+			out = append(out, api.Register{Name: names[n], Value: fmt.Sprintf("%#016x", v), DwarfNumber: int(n)})
+		}
+	}
+	return out
+}
+
+// memory reads target memory over the API in aligned blocks, so the few
+// words one unwind reads from a stack cost one or two calls.
+type memory struct {
+	read   func(addr uint64, n int) ([]byte, error)
+	blocks map[uint64][]byte
+}
+
+const memBlock = 256 // divides the page size, so a block never crosses a page
+
+// prefetch reads the stack above sp in one call, as far as Delve reads in
+// one (1000 bytes) and whole blocks go: the frames of a few C calls. A
+// failed read (the stack ends sooner) leaves the blocks to be read one by
+// one.
+func (m *memory) prefetch(sp uint64) {
+	base := sp &^ (memBlock - 1)
+	const n = 1000 / memBlock * memBlock
+	b, err := m.read(base, n)
+	if err != nil || len(b) != n {
+		return
+	}
+	if m.blocks == nil {
+		m.blocks = make(map[uint64][]byte)
+	}
+	for off := uint64(0); off < n; off += memBlock {
+		m.blocks[base+off] = b[off : off+memBlock]
+	}
+}
+
+func (m *memory) uint64(addr uint64) (uint64, error) {
+	base := addr &^ (memBlock - 1)
+	if addr+8 > base+memBlock {
+		b, err := m.read(addr, 8)
+		if err != nil {
+			return 0, err
+		}
+		return binary.LittleEndian.Uint64(b), nil
+	}
+	blk, ok := m.blocks[base]
+	if !ok {
+		var err error
+		if blk, err = m.read(base, memBlock); err != nil {
+			return 0, err
+		}
+		if m.blocks == nil {
+			m.blocks = make(map[uint64][]byte)
+		}
+		m.blocks[base] = blk
+	}
+	return binary.LittleEndian.Uint64(blk[addr-base:]), nil
+}
+
+// errNoCFI reports a PC that no .eh_frame entry of a known image covers.
+var errNoCFI = errors.New("no .eh_frame entry")
+
+// errUnknownReg reports a CFA rule on a register the unwind does not know.
+var errUnknownReg = errors.New("register unknown")
+
+// unwinder steps frames with .eh_frame CFI, registers and memory read
+// over the API.
+type unwinder struct {
+	res *Resolver
+	mem memory
+}
+
+// covered reports whether an .eh_frame entry covers the code at pc.
+func (u *unwinder) covered(at uint64) bool {
+	_, _, err := u.fde(at)
+	return err == nil
+}
+
+// fde returns the frame description entry covering the runtime address
+// at, and the image's bias.
+func (u *unwinder) fde(at uint64) (*frame.FrameDescriptionEntry, uint64, error) {
+	im := u.res.imageOf(at)
+	if im == nil {
+		return nil, 0, fmt.Errorf("adapter: unwind at %#x: %w", at, errNoCFI)
+	}
+	t, err := im.load()
+	if err != nil {
+		return nil, 0, err
+	}
+	fdes, err := t.frames()
+	if err != nil {
+		return nil, 0, err
+	}
+	fde, err := fdes.FDEForPC(at - im.bias)
+	if err != nil {
+		return nil, 0, fmt.Errorf("adapter: unwind at %#x: %w", at, errNoCFI)
+	}
+	return fde, im.bias, nil
+}
+
+// step computes the caller's registers from those of a frame, and the
+// frame's canonical frame address. top says the frame is the innermost,
+// whose PC is the next instruction to run; in other frames the PC is a
+// return address and the CFI row is that of the call before it. A known
+// CFA (not 0) is used instead of the CFA rule.
+func (u *unwinder) step(regs *regSet, top bool, knownCFA uint64) (caller regSet, cfa uint64, err error) {
+	at := regs.pc()
+	if !top {
+		at--
+	}
+	fde, bias, err := u.fde(at)
+	if err != nil {
+		return caller, 0, err
+	}
+	fc, err := fde.EstablishFrame(at - bias)
+	if err != nil {
+		return caller, 0, fmt.Errorf("adapter: CFI at %#x: %w", at, err)
+	}
+	cfa = knownCFA
+	if cfa == 0 {
+		if fc.CFA.Rule != frame.RuleCFA {
+			return caller, 0, fmt.Errorf("adapter: CFI at %#x: unsupported CFA rule %d", at, fc.CFA.Rule)
+		}
+		base, ok := regs.get(fc.CFA.Reg)
+		if !ok {
+			return caller, 0, fmt.Errorf("adapter: CFI at %#x: CFA register %d: %w", at, fc.CFA.Reg, errUnknownReg)
+		}
+		cfa = uint64(int64(base) + fc.CFA.Offset)
+	}
+	caller = *regs // registers without a rule keep their value
+	caller.clear(regRIP)
+	for n, rule := range fc.Regs {
+		if n >= numReg {
+			continue
+		}
+		switch rule.Rule {
+		case frame.RuleSameVal:
+		case frame.RuleOffset:
+			v, err := u.mem.uint64(uint64(int64(cfa) + rule.Offset))
+			if err != nil {
+				return caller, 0, fmt.Errorf("adapter: CFI at %#x: register %d: %w", at, n, err)
+			}
+			caller.set(n, v)
+		case frame.RuleValOffset:
+			caller.set(n, uint64(int64(cfa)+rule.Offset))
+		case frame.RuleRegister:
+			if v, ok := regs.get(rule.Reg); ok {
+				caller.set(n, v)
+			} else {
+				caller.clear(n)
+			}
+		default: // undefined, or a DWARF expression: unknown
+			caller.clear(n)
+		}
+	}
+	if fc.RetAddrReg != regRIP {
+		if v, ok := caller.get(fc.RetAddrReg); ok {
+			caller.set(regRIP, v)
+		}
+	}
+	if _, ok := caller.get(regRIP); !ok {
+		return caller, 0, fmt.Errorf("adapter: CFI at %#x: no return address", at)
+	}
+	caller.set(regRSP, cfa)
+	return caller, cfa, nil
+}

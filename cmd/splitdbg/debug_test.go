@@ -1,0 +1,53 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/splitdbg/splitdbg/internal/testbin"
+)
+
+// TestMain lets a test run this very binary as the splitdbg command: with
+// SPLITDBG_MAIN=1 it is splitdbg.
+func TestMain(m *testing.M) {
+	if os.Getenv("SPLITDBG_MAIN") == "1" {
+		main()
+	}
+	os.Exit(m.Run())
+}
+
+// TestDebugCommand drives "splitdbg debug" as a person would, typing
+// commands on its standard input, and checks what Delve's terminal prints
+// on the demo binary's cold path.
+func TestDebugCommand(t *testing.T) {
+	bin := testbin.Path(t, "demo")
+	cmd := exec.Command(os.Args[0], "debug", bin, "--", "cold")
+	cmd.Env = append(os.Environ(), "SPLITDBG_MAIN=1", "TERM=dumb")
+	cmd.Stdin = strings.NewReader("break demo.c:25\ncontinue\nbt\ndisassemble\nexit\n")
+	out, err := cmd.CombinedOutput()
+	text := string(out)
+	if strings.Contains(text, "ptrace") || strings.Contains(text, "operation not permitted") {
+		t.Skipf("the kernel does not let this process trace: %s", text)
+	}
+	if err != nil {
+		t.Fatalf("splitdbg debug: %v\n%s", err, text)
+	}
+	// The COLD-LINE of scale is demo.c:25, in scale.cold.
+	for _, want := range []string{
+		`Breakpoint 1 set at 0x[0-9a-f]+ for C\.scale\(\) demo/demo\.c:25`,
+		`> \[Breakpoint 1\] C\.scale\(\) demo/demo\.c:25`,
+		`(?m)(^|\(dlv\) )0  0x[0-9a-f]+ in (\x1b\[1m)?C\.scale`,
+		`(?m)^1  0x[0-9a-f]+ in (\x1b\[1m)?C\.main`,
+		`TEXT C\.scale\(SB\)`,
+	} {
+		if !regexp.MustCompile(want).MatchString(text) {
+			t.Errorf("output lacks %s:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "??? at ?:-1\n1") {
+		t.Errorf("frame 0 is unnamed:\n%s", text)
+	}
+}
