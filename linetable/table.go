@@ -62,16 +62,13 @@ func (r *row) isEnd() bool  { return r.flags&flagEnd != 0 }
 
 // Open builds the procedures and the line table of the ELF file at path.
 func Open(path string) (*Table, error) {
-	f, err := elfx.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	procs, err := splitinfo.FromELF(f)
-	if err != nil {
-		return nil, err
-	}
-	return FromELF(f, procs)
+	return elfx.OpenWith(path, func(f *elfx.File) (*Table, error) {
+		procs, err := splitinfo.FromELF(f)
+		if err != nil {
+			return nil, err
+		}
+		return FromELF(f, procs)
+	})
 }
 
 // FromELF builds the line table of f, joined to procs (the Table of the

@@ -20,24 +20,11 @@ import (
 )
 
 // Open builds the Table of the ELF file at path (the seed's sp_init).
-func Open(path string) (*Table, error) {
-	f, err := elfx.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return FromELF(f)
-}
+func Open(path string) (*Table, error) { return elfx.OpenWith(path, FromELF) }
 
 // Read builds the Table of the ELF file read from r; name is used in
 // error messages.
-func Read(name string, r io.ReaderAt) (*Table, error) {
-	f, err := elfx.NewFile(name, r)
-	if err != nil {
-		return nil, err
-	}
-	return FromELF(f)
-}
+func Read(name string, r io.ReaderAt) (*Table, error) { return elfx.ReadWith(name, r, FromELF) }
 
 // FromELF builds the Table of an opened ELF file. It is how splitdbg's
 // own packages share one open file between the Table and other readers.

@@ -231,3 +231,26 @@ func (f *File) DWARF() (*dwarf.Data, error) {
 	}
 	return d, nil
 }
+
+// OpenWith opens the ELF file at path, gives it to build and closes it:
+// how every package offers an Open next to its FromELF.
+func OpenWith[T any](path string, build func(*File) (T, error)) (T, error) {
+	f, err := Open(path)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer f.Close()
+	return build(f)
+}
+
+// ReadWith is OpenWith for an ELF file read from r; name is used in
+// error messages.
+func ReadWith[T any](name string, r io.ReaderAt, build func(*File) (T, error)) (T, error) {
+	f, err := NewFile(name, r)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return build(f)
+}

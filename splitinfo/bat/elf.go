@@ -15,24 +15,11 @@ import (
 // Open decodes the BAT note of the ELF file at path and names its
 // fragments from the symbol table. A file without the note gives
 // ErrNoBAT.
-func Open(path string) (*Table, error) {
-	f, err := elfx.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return FromELF(f)
-}
+func Open(path string) (*Table, error) { return elfx.OpenWith(path, FromELF) }
 
 // Read is Open for an ELF file read from r; name is used in error
 // messages.
-func Read(name string, r io.ReaderAt) (*Table, error) {
-	f, err := elfx.NewFile(name, r)
-	if err != nil {
-		return nil, err
-	}
-	return FromELF(f)
-}
+func Read(name string, r io.ReaderAt) (*Table, error) { return elfx.ReadWith(name, r, FromELF) }
 
 // FromELF decodes the BAT note of an opened ELF file and gives each
 // fragment the name and size of the function symbol at its address (a

@@ -28,14 +28,7 @@ type Binary struct {
 func (b *Binary) Addr(f *MapFunc) uint64 { return b.RawAddr + uint64(f.FuncOffset()) }
 
 // Open reads the MIP sections of the ELF file at path (see FromELF).
-func Open(path string) (*Binary, error) {
-	f, err := elfx.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return FromELF(f)
-}
+func Open(path string) (*Binary, error) { return elfx.OpenWith(path, FromELF) }
 
 // FromELF reads the map and raw sections of a linked ELF file. A file
 // with neither is ErrNoMIP. When the file has both, they must agree: the
