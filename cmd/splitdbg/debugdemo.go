@@ -67,6 +67,9 @@ func runDebugDemo(c *cli) error {
 			return
 		}
 		for i, f := range st {
+			if f.PC == 0 {
+				break // past the bottom of the stack
+			}
 			fn := "???"
 			if f.Function != nil {
 				fn = f.Function.Name()
