@@ -68,6 +68,11 @@ func (c *Client) Detach(killProcess bool) error {
 	return errors.Join(err, c.res.Close())
 }
 
+// Invalidate drops what the client remembers of the stopped target (stop
+// state, repaired stacks, library list): call it when another connection
+// to the same Delve may have run the target, as the proxy does.
+func (c *Client) Invalidate() { c.moved() }
+
 // moved records that the target may have run: cached stacks and the
 // library list are stale.
 func (c *Client) moved() {

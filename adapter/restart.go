@@ -62,6 +62,7 @@ func (c *Client) disarm(id int) {
 // again at the new addresses.
 func (c *Client) Restart(rebuild bool) ([]api.DiscardedBreakpoint, error) {
 	c.moved()
+	c.armAll()
 	d, err := c.RPCClient.Restart(rebuild)
 	if err != nil {
 		return d, err
@@ -72,11 +73,26 @@ func (c *Client) Restart(rebuild bool) ([]api.DiscardedBreakpoint, error) {
 // RestartFrom implements service.Client, as Restart.
 func (c *Client) RestartFrom(rerecord bool, pos string, resetArgs bool, newArgs []string, newRedirects [3]string, rebuild bool) ([]api.DiscardedBreakpoint, error) {
 	c.moved()
+	c.armAll()
 	d, err := c.RPCClient.RestartFrom(rerecord, pos, resetArgs, newArgs, newRedirects, rebuild)
 	if err != nil {
 		return d, err
 	}
 	return c.rearm(d)
+}
+
+// armAll remembers every breakpoint Delve has before a restart, as it is
+// now (conditions amended since, and breakpoints other connections set),
+// so that those in moved code are set again afterwards; arm skips the
+// rest.
+func (c *Client) armAll() {
+	bps, err := c.RPCClient.ListBreakpoints(false)
+	if err != nil {
+		return
+	}
+	for _, bp := range bps {
+		c.arm(bp)
+	}
 }
 
 // rearm refreshes the load biases and sets every remembered breakpoint
