@@ -98,19 +98,17 @@ func (a *addrWriter) end() {
 // stream answers one address per input line, flushing whenever the input
 // has nothing more buffered so that an interactive peer gets its answers.
 func (a *addrWriter) stream(in io.Reader) error {
-	r := bufio.NewReaderSize(in, 64<<10)
 	// The addresses already buffered (at most 1<<batchBits) are looked up
 	// and formatted in address order, so that neighbours share cache
 	// lines, into an arena; the answers are then written in input order.
 	// Sorting packs address and input index into one word.
 	const batchBits = 14
-	var batch []uint64 // addresses in input order
-	var keys []uint64  // addr<<batchBits | index, sorted
+	var keys []uint64 // addr<<batchBits | index, sorted
 	type span struct{ start, end int32 }
 	var slots []span
 	var arena []byte
 	var ans answer
-	flush := func() error {
+	answer := func(batch []uint64) error {
 		keys = keys[:0]
 		packed := true
 		for k, addr := range batch {
@@ -144,9 +142,19 @@ func (a *addrWriter) stream(in io.Reader) error {
 		for _, sl := range slots {
 			a.emit(arena[sl.start:sl.end])
 		}
-		batch = batch[:0]
 		return nil
 	}
+	return readAddrs(in, 1<<batchBits, answer, a.w.Flush)
+}
+
+// readAddrs reads one address per line from in and hands them to handle
+// in batches: the addresses already buffered, at most max, so that a peer
+// that writes one address at a time gets each answer before it sends the
+// next. flush is called whenever the input has nothing more buffered.
+// Addresses are parsed without allocating.
+func readAddrs(in io.Reader, max int, handle func([]uint64) error, flush func() error) error {
+	r := bufio.NewReaderSize(in, 64<<10)
+	var batch []uint64
 	for lineNo := 1; ; lineNo++ {
 		line, err := r.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
@@ -160,15 +168,23 @@ func (a *addrWriter) stream(in io.Reader) error {
 			batch = append(batch, v)
 		}
 		if err == io.EOF {
-			return flush()
+			if len(batch) > 0 {
+				return handle(batch)
+			}
+			return nil
 		}
 		if err != nil {
 			return fmt.Errorf("stdin: %w", err)
 		}
-		if r.Buffered() == 0 || len(batch) == 1<<batchBits {
-			flush()
+		if r.Buffered() == 0 || len(batch) == max {
+			if len(batch) > 0 {
+				if err := handle(batch); err != nil {
+					return err
+				}
+				batch = batch[:0]
+			}
 			if r.Buffered() == 0 {
-				if err := a.w.Flush(); err != nil {
+				if err := flush(); err != nil {
 					return err
 				}
 			}

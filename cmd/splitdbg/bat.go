@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 
 	"github.com/splitdbg/splitdbg/linetable"
 	"github.com/splitdbg/splitdbg/splitinfo/bat"
@@ -120,31 +119,12 @@ func (a *batWriter) end() {
 // stream translates one address per input line, flushing whenever the
 // input has nothing more buffered.
 func (a *batWriter) stream(in io.Reader) error {
-	r := bufio.NewReaderSize(in, 64<<10)
-	for lineNo := 1; ; lineNo++ {
-		line, err := r.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			return fmt.Errorf("stdin line %d: too long", lineNo)
-		}
-		if s := strings.TrimSpace(string(line)); s != "" {
-			v, perr := linetable.ParseAddr(s)
-			if perr != nil {
-				return fmt.Errorf("stdin line %d: %v", lineNo, perr)
-			}
+	return readAddrs(in, 1<<10, func(addrs []uint64) error {
+		for _, v := range addrs {
 			a.write(v)
 		}
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("stdin: %w", err)
-		}
-		if r.Buffered() == 0 {
-			if err := a.w.Flush(); err != nil {
-				return err
-			}
-		}
-	}
+		return nil
+	}, a.w.Flush)
 }
 
 func (a *batWriter) write(addr uint64) {
