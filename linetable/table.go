@@ -352,22 +352,11 @@ func (t *Table) start(i int) uint64 {
 
 // rowAt returns the index of the row that covers pc, or -1.
 func (t *Table) rowAt(pc uint64) int {
-	lo, hi, ok := t.dir.Bounds(pc)
-	if !ok {
+	i := t.dir.Find(pc, t.start)
+	if i < 0 || t.rows[i].isEnd() {
 		return -1
 	}
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if t.start(m) <= pc {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	if lo == 0 || t.rows[lo-1].isEnd() {
-		return -1
-	}
-	return lo - 1
+	return i
 }
 
 // Line returns the file, line and column of pc, as PC does, without

@@ -9,25 +9,15 @@ import (
 )
 
 // fragmentRows returns the range [lo, hi) of rows whose addresses lie in
-// f, sequence ends excluded at the edges.
+// f.
 func (t *Table) fragmentRows(f *splitinfo.Fragment) (lo, hi int) {
-	lo, _ = slices.BinarySearchFunc(t.rows, f.Start, func(r row, a uint64) int {
-		if r.addr < a {
-			return -1
-		}
-		if r.addr > a {
-			return 1
-		}
-		return 0
-	})
-	// BinarySearchFunc needs sorted rows; the sequences are sorted by
-	// start and rows within them ascend, so rows are sorted unless
-	// sequences overlap, when the search still lands on a row ≥ Start.
-	for lo > 0 && t.rows[lo-1].addr >= f.Start {
-		lo--
+	// The first row at or after Start follows the last row before it.
+	lo = 0
+	if f.Start > 0 {
+		lo = t.dir.Find(f.Start-1, t.start) + 1
 	}
 	hi = lo
-	for hi < len(t.rows) && t.rows[hi].addr < f.End {
+	for hi < len(t.rows) && t.start(hi) < f.End {
 		hi++
 	}
 	return lo, hi

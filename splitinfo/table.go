@@ -129,9 +129,9 @@ func NewTable(procs []Proc) (*Table, error) {
 	return t, nil
 }
 
-func (t *Table) buildIndex() {
-	t.dir = addrindex.NewDir(len(t.spans), func(i int) uint64 { return t.spans[i].start })
-}
+func (t *Table) buildIndex() { t.dir = addrindex.NewDir(len(t.spans), t.spanStart) }
+
+func (t *Table) spanStart(i int) uint64 { return t.spans[i].start }
 
 func (t *Table) conflict(proc int32, addr uint64, detail string) {
 	p := &t.procs[proc]
@@ -184,24 +184,12 @@ func (l Loc) Fragment() *Fragment { return &l.Proc.Fragments[l.Frag] }
 // fragment (the seed's address_to_procedure). It does not allocate.
 func (t *Table) Lookup(addr uint64) (Loc, bool) {
 	// The span starting last at or below addr, searched among the few
-	// spans of addr's page: a lookup reads a directory line and a span
-	// line.
-	lo, hi, ok := t.dir.Bounds(addr)
-	if !ok {
+	// spans of addr's page: a directory line and a span line.
+	i := t.dir.Find(addr, t.spanStart)
+	if i < 0 {
 		return Loc{}, false
 	}
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if t.spans[m].start <= addr {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	if lo == 0 {
-		return Loc{}, false
-	}
-	s := &t.spans[lo-1]
+	s := &t.spans[i]
 	if addr-s.start >= uint64(s.length) {
 		return Loc{}, false
 	}

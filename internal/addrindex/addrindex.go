@@ -58,6 +58,25 @@ func (d *Dir) Bounds(addr uint64) (lo, hi int, ok bool) {
 	return int(d.pages[len(d.pages)-1]), d.n, true
 }
 
+// Find returns the index of the last start at or below addr, reading the
+// starts through start, or -1 if every start is above addr. It does not
+// allocate.
+func (d *Dir) Find(addr uint64, start func(i int) uint64) int {
+	lo, hi, ok := d.Bounds(addr)
+	if !ok {
+		return -1
+	}
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if start(m) <= addr {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo - 1
+}
+
 // Bytes returns the memory the directory holds.
 func (d *Dir) Bytes() int { return len(d.pages) * 4 }
 
@@ -70,7 +89,9 @@ type Index struct {
 // New indexes starts, which must be sorted in ascending order (equal
 // values are allowed) and fewer than 1<<32. The Index keeps starts.
 func New(starts []uint64) Index {
-	return Index{starts: starts, dir: NewDir(len(starts), func(i int) uint64 { return starts[i] })}
+	x := Index{starts: starts}
+	x.dir = NewDir(len(starts), x.start)
+	return x
 }
 
 // Len returns the number of starts.
@@ -81,21 +102,9 @@ func (x *Index) Start(i int) uint64 { return x.starts[i] }
 
 // Find returns the index of the last start that is at most addr, or -1 if
 // every start is above addr. It does not allocate.
-func (x *Index) Find(addr uint64) int {
-	lo, hi, ok := x.dir.Bounds(addr)
-	if !ok {
-		return -1
-	}
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if x.starts[m] <= addr {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return lo - 1
-}
+func (x *Index) Find(addr uint64) int { return x.dir.Find(addr, x.start) }
+
+func (x *Index) start(i int) uint64 { return x.starts[i] }
 
 // Bytes returns the memory the index holds.
 func (x *Index) Bytes() int { return len(x.starts)*8 + x.dir.Bytes() }

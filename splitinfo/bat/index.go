@@ -22,23 +22,13 @@ type spanIndex struct {
 }
 
 func newSpanIndex(spans []span) spanIndex {
-	return spanIndex{spans: spans, dir: addrindex.NewDir(len(spans), func(i int) uint64 { return spans[i].start })}
+	x := spanIndex{spans: spans}
+	x.dir = addrindex.NewDir(len(spans), x.start)
+	return x
 }
 
 // find returns the index of the last span starting at or below addr, or
 // -1.
-func (x *spanIndex) find(addr uint64) int {
-	lo, hi, ok := x.dir.Bounds(addr)
-	if !ok {
-		return -1
-	}
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if x.spans[m].start <= addr {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return lo - 1
-}
+func (x *spanIndex) find(addr uint64) int { return x.dir.Find(addr, x.start) }
+
+func (x *spanIndex) start(i int) uint64 { return x.spans[i].start }
