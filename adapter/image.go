@@ -35,15 +35,6 @@ type tables struct {
 	cfiOnce sync.Once
 	cfi     frame.FrameDescriptionEntries
 	cfiErr  error
-
-	stmtOnce sync.Once
-	stmt     map[uint64]stmtRow
-}
-
-// stmtRow is the statement row at an address that has several rows.
-type stmtRow struct {
-	file string
-	line int
 }
 
 // openImage reads the program headers of path; its tables wait for load.
@@ -127,43 +118,4 @@ func (t *tables) frames() (frame.FrameDescriptionEntries, error) {
 		t.cfi = frame.FrameDescriptionEntries(nil).Append(fdes)
 	})
 	return t.cfi, t.cfiErr
-}
-
-// stmtAt returns the last is_stmt row at the link-time address addr of a
-// split procedure when a later row at the same address is not a
-// statement. GCC starts a cold fragment that way (the statement's row,
-// then a non-statement row of the function's opening line); debuggers
-// show the statement, while linetable.PC returns the last row.
-func (t *tables) stmtAt(addr uint64) (stmtRow, bool) {
-	t.stmtOnce.Do(func() {
-		t.stmt = make(map[uint64]stmtRow)
-		var last linetable.Row
-		var stmt *stmtRow
-		flush := func() {
-			if stmt != nil && !last.IsStmt {
-				if loc, ok := t.procs.Lookup(last.Addr); ok && loc.Proc.Split() {
-					t.stmt[last.Addr] = *stmt
-				}
-			}
-			stmt = nil
-		}
-		first := true
-		for r := range t.lines.Rows() {
-			if first || r.EndSequence || r.Addr != last.Addr {
-				flush()
-			}
-			first = false
-			if r.EndSequence {
-				first = true
-				continue
-			}
-			if r.IsStmt && r.Line > 0 {
-				stmt = &stmtRow{file: r.File, line: r.Line}
-			}
-			last = r
-		}
-		flush()
-	})
-	sr, ok := t.stmt[addr]
-	return sr, ok
 }

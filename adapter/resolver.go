@@ -191,13 +191,16 @@ func (r *Resolver) Frame(pc uint64, call bool) (Frame, bool) {
 		Bias:     im.bias,
 		Image:    im.path,
 	}
-	if pos, ok := t.lines.PC(link); ok && pos.Line > 0 {
-		f.File, f.Line = pos.File, pos.Line
-		if pos.Addr == link && !pos.IsStmt && loc.Proc.Split() {
-			if sr, ok := t.stmtAt(link); ok {
-				f.File, f.Line = sr.file, sr.line
-			}
+	// In a split procedure, a stop reports the statement row at its
+	// address, as debuggers show it; elsewhere Delve's choice stands.
+	pos, ok := t.lines.PC(link)
+	if ok && loc.Proc.Split() {
+		if sp, found := t.lines.StopPC(link); found && sp.Line > 0 {
+			pos = sp
 		}
+	}
+	if ok && pos.Line > 0 {
+		f.File, f.Line = pos.File, pos.Line
 	}
 	return f, true
 }

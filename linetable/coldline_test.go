@@ -183,3 +183,27 @@ func TestWalkFollowsRecordedOrder(t *testing.T) {
 		t.Errorf("bolt22-over-gcc tally: walk yields %d rows, the fragments hold %d", got, want)
 	}
 }
+
+// TestStopPC: at the start of GCC's c_classify.cold the statement row of
+// the cold line (split.c:25) is followed by a non-statement row of the
+// function's opening line at the same address: PC reports the last row,
+// StopPC the statement, as a debugger shows the stop.
+func TestStopPC(t *testing.T) {
+	tab, err := linetable.Open(testbin.Path(t, "cgo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := tab.Procs().ByName("c_classify")[0]
+	cold := p.Fragments[1].Start
+	pc, ok1 := tab.PC(cold)
+	stop, ok2 := tab.StopPC(cold)
+	if !ok1 || !ok2 || pc.Line == stop.Line || stop.Line != 25 || !stop.IsStmt || pc.IsStmt {
+		t.Errorf("at %#x: PC %s:%d stmt %v, StopPC %s:%d stmt %v; want StopPC at the statement of line 25",
+			cold, pc.File, pc.Line, pc.IsStmt, stop.File, stop.Line, stop.IsStmt)
+	}
+	// Where the last row at an address is a statement, both agree.
+	entry, _ := tab.PC(p.Entry)
+	if s, _ := tab.StopPC(p.Entry); entry.IsStmt && s.Line != entry.Line {
+		t.Errorf("at the entry: PC line %d, StopPC line %d", entry.Line, s.Line)
+	}
+}

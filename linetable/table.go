@@ -359,6 +359,18 @@ func (t *Table) rowAt(pc uint64) int {
 	return i
 }
 
+// StopPC returns the source position a debugger reports for a stop at
+// pc: where several rows share the address pc, the last is_stmt one (GCC
+// starts a cold fragment with the statement's row, then a non-statement
+// row of the function's opening line); otherwise PC's.
+func (t *Table) StopPC(pc uint64) (Position, bool) {
+	i := t.rowAt(pc)
+	if i < 0 {
+		return Position{}, false
+	}
+	return t.position(t.stmtRowAt(pc, i), pc), true
+}
+
 // Line returns the file, line and column of pc, as PC does, without
 // looking up its procedure.
 func (t *Table) Line(pc uint64) (file string, line, column int, ok bool) {
