@@ -39,9 +39,9 @@ type tables struct {
 
 // openImage reads the program headers of path; its tables wait for load.
 func openImage(path string, bias uint64) (*image, error) {
-	f, err := elf.Open(path)
+	f, err := elfx.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("adapter: image %s: %w", path, err)
+		return nil, fmt.Errorf("adapter: image: %w", err)
 	}
 	defer f.Close()
 	im := &image{path: path, bias: bias}

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"debug/elf"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 	"github.com/go-delve/delve/service/rpc2"
 
 	"github.com/splitdbg/splitdbg/adapter"
+	"github.com/splitdbg/splitdbg/internal/elfx"
 )
 
 // Config configures a Proxy.
@@ -62,7 +62,7 @@ func New(cfg Config) (*Proxy, error) {
 	if _, _, err := net.SplitHostPort(cfg.Upstream); err != nil {
 		return nil, fmt.Errorf("splitdbg proxy: upstream address %q: %w", cfg.Upstream, err)
 	}
-	f, err := elf.Open(cfg.Executable)
+	f, err := elfx.Open(cfg.Executable)
 	if err != nil {
 		return nil, fmt.Errorf("splitdbg proxy: %w", err)
 	}

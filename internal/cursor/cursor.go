@@ -1,7 +1,7 @@
 // Package cursor is the one byte cursor every splitdbg decoder reads with:
 // fixed-width little- and big-endian integers, ULEB128 and SLEB128 (DWARF 5,
 // section 7.6), NUL-terminated strings and sub-slices, with the
-// first-error-wins rule. Once a read fails, every later read returns zero
+// first-error-wins rule; and the LEB128 appenders its encoders write with. Once a read fails, every later read returns zero
 // and the cursor keeps the first error, a *DecodeError naming the section
 // and the offset where decoding went wrong. A decoder can therefore read a
 // whole record and check Err once.
@@ -347,4 +347,28 @@ func (c *Cursor) checkCount(off int64, n uint64, minSize int, what string) int {
 		return 0
 	}
 	return int(n)
+}
+
+// AppendULEB128 appends v as an unsigned LEB128 value, minimally encoded.
+func AppendULEB128(b []byte, v uint64) []byte {
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if v == 0 {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
+}
+
+// AppendSLEB128 appends v as a signed LEB128 value, minimally encoded.
+func AppendSLEB128(b []byte, v int64) []byte {
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if v == 0 && c&0x40 == 0 || v == -1 && c&0x40 != 0 {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
 }

@@ -145,3 +145,20 @@ func FuzzCursor(f *testing.F) {
 		}
 	})
 }
+
+func TestAppendLEB128RoundTrips(t *testing.T) {
+	for _, v := range []uint64{0, 1, 63, 64, 127, 128, 624485, 1<<63 - 1, 1 << 63, math.MaxUint64} {
+		b := AppendULEB128(nil, v)
+		if c := New("t", 0, b); c.ULEB128() != v || c.Err() != nil || c.Len() != 0 {
+			t.Errorf("ULEB128 %d: % x", v, b)
+		}
+		s := int64(v)
+		b = AppendSLEB128(nil, s)
+		if c := New("t", 0, b); c.SLEB128() != s || c.Err() != nil || c.Len() != 0 {
+			t.Errorf("SLEB128 %d: % x", s, b)
+		}
+	}
+	if got := AppendSLEB128(nil, -123456); string(got) != "\xc0\xbb\x78" {
+		t.Errorf("SLEB128(-123456) = % x, want c0 bb 78", got)
+	}
+}

@@ -105,41 +105,41 @@ func Append(dst []byte, recs []Record) ([]byte, error) {
 			return nil, fmt.Errorf("native: two records for entry %#x", r.Entry)
 		}
 		var v []byte
-		v = appendULEB(v, r.Entry-prev)
+		v = cursor.AppendULEB128(v, r.Entry-prev)
 		prev = r.Entry
-		v = appendULEB(v, r.EntrySize)
-		v = appendULEB(v, str(r.Name))
-		v = appendULEB(v, str(r.SourceName))
-		v = appendULEB(v, str(r.CompUnit))
-		v = appendULEB(v, str(r.File))
-		v = appendULEB(v, uint64(max(r.Line, 0)))
-		v = appendULEB(v, uint64(len(r.Moved)))
+		v = cursor.AppendULEB128(v, r.EntrySize)
+		v = cursor.AppendULEB128(v, str(r.Name))
+		v = cursor.AppendULEB128(v, str(r.SourceName))
+		v = cursor.AppendULEB128(v, str(r.CompUnit))
+		v = cursor.AppendULEB128(v, str(r.File))
+		v = cursor.AppendULEB128(v, uint64(max(r.Line, 0)))
+		v = cursor.AppendULEB128(v, uint64(len(r.Moved)))
 		for _, s := range r.Moved {
 			flags := byte(s.Kind) & flagKindMask
 			if s.BranchAddr != 0 {
 				flags |= flagHasBranch
 			}
 			v = append(v, flags)
-			v = appendSLEB(v, int64(s.VAddr-r.Entry))
-			v = appendULEB(v, s.Size)
+			v = cursor.AppendSLEB128(v, int64(s.VAddr-r.Entry))
+			v = cursor.AppendULEB128(v, s.Size)
 			if s.BranchAddr != 0 {
-				v = appendSLEB(v, int64(s.BranchAddr-r.Entry))
+				v = cursor.AppendSLEB128(v, int64(s.BranchAddr-r.Entry))
 			}
-			v = appendULEB(v, str(s.Symbol))
-			v = appendULEB(v, uint64(len(s.Sites)))
+			v = cursor.AppendULEB128(v, str(s.Symbol))
+			v = cursor.AppendULEB128(v, uint64(len(s.Sites)))
 			for _, site := range s.Sites {
-				v = appendSLEB(v, int64(site-r.Entry))
+				v = cursor.AppendSLEB128(v, int64(site-r.Entry))
 			}
 		}
-		body = appendULEB(body, TagSplitPrc)
-		body = appendULEB(body, uint64(len(v)))
+		body = cursor.AppendULEB128(body, TagSplitPrc)
+		body = cursor.AppendULEB128(body, uint64(len(v)))
 		body = append(body, v...)
 	}
 	body = append(body, tagEnd)
 	var hdr []byte
-	hdr = appendULEB(hdr, uint64(len(strs)))
+	hdr = cursor.AppendULEB128(hdr, uint64(len(strs)))
 	hdr = append(hdr, strs...)
-	hdr = appendULEB(hdr, uint64(len(recs)))
+	hdr = cursor.AppendULEB128(hdr, uint64(len(recs)))
 	n := len(hdr) + len(body)
 	if n > 1<<32-1 {
 		return nil, errors.New("native: section larger than 4 GiB")
@@ -242,26 +242,4 @@ func Decode(data []byte) ([]Record, error) {
 		return nil, err
 	}
 	return recs, nil
-}
-
-func appendULEB(b []byte, v uint64) []byte {
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if v == 0 {
-			return append(b, c)
-		}
-		b = append(b, c|0x80)
-	}
-}
-
-func appendSLEB(b []byte, v int64) []byte {
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if v == 0 && c&0x40 == 0 || v == -1 && c&0x40 != 0 {
-			return append(b, c)
-		}
-		b = append(b, c|0x80)
-	}
 }
