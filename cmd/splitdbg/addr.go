@@ -12,6 +12,7 @@ import (
 
 	"github.com/splitdbg/splitdbg/linetable"
 	"github.com/splitdbg/splitdbg/splitinfo"
+	"github.com/splitdbg/splitdbg/splitinfo/bbaddrmap"
 )
 
 var addrCmd = &command{
@@ -231,7 +232,7 @@ type answer struct {
 	file         string
 	line, column int
 	hasPos       bool
-	bb           splitinfo.BlockLoc
+	bb           bbaddrmap.Loc
 	hasBB        bool
 }
 
@@ -239,7 +240,11 @@ func (a *addrWriter) lookup(addr uint64, ans *answer) {
 	ans.addr = addr
 	ans.loc, ans.ok = a.t.Procs().Lookup(addr)
 	ans.file, ans.line, ans.column, ans.hasPos = a.t.Line(addr)
-	ans.bb, ans.hasBB = a.t.Procs().Block(addr)
+	// The block from the map's own index: the procedure is known already.
+	ans.hasBB = false
+	if blocks := a.t.Procs().BBAddrMap(); blocks != nil {
+		ans.bb, ans.hasBB = blocks.Lookup(addr)
+	}
 }
 
 func (a *addrWriter) write(addr uint64) {

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"sync"
 
 	"golang.org/x/exp/mmap"
 )
@@ -25,6 +26,16 @@ type File struct {
 	Name   string // the path it was opened from, for error messages
 	closer io.Closer
 	alloc  []*elf.Section // SHF_ALLOC sections with file contents, by address
+
+	// Section contents and DWARF are read once per file: the procedure
+	// table and the line table of one file read the same sections.
+	mu       sync.Mutex
+	sections map[string][]byte
+	dwarf    struct {
+		once sync.Once
+		d    *dwarf.Data
+		err  error
+	}
 }
 
 // Open memory-maps the ELF file at path.
@@ -85,14 +96,30 @@ func (f *File) Data(s *elf.Section) ([]byte, error) {
 }
 
 // SectionData returns the decompressed contents of the first section
-// named name, or nil and no error if there is none.
+// named name, or nil and no error if there is none. The contents are read
+// once and shared: callers must not modify them.
 func (f *File) SectionData(name string) ([]byte, *elf.Section, error) {
 	s := f.Section(name)
 	if s == nil {
 		return nil, nil, nil
 	}
+	f.mu.Lock()
+	d, ok := f.sections[name]
+	f.mu.Unlock()
+	if ok {
+		return d, s, nil
+	}
 	d, err := f.Data(s)
-	return d, s, err
+	if err != nil {
+		return nil, s, err
+	}
+	f.mu.Lock()
+	if f.sections == nil {
+		f.sections = make(map[string][]byte)
+	}
+	f.sections[name] = d
+	f.mu.Unlock()
+	return d, s, nil
 }
 
 // ReadVA reads n bytes of file contents at virtual address addr. The
@@ -187,10 +214,16 @@ func (f *File) CodeSymbols() ([]Symbol, error) {
 }
 
 // DWARF returns the file's DWARF debugging entries, or nil and no error
-// when the file has no .debug_info. Only the sections that entries and
-// their ranges refer to are read: location lists, frames and the line
-// programs (internal/dwarfline reads those) stay on disk.
+// when the file has no .debug_info, parsed once per file. Only the
+// sections that entries and their ranges refer to are read: location
+// lists, frames and the line programs (internal/dwarfline reads those)
+// stay on disk.
 func (f *File) DWARF() (*dwarf.Data, error) {
+	f.dwarf.once.Do(func() { f.dwarf.d, f.dwarf.err = f.readDWARF() })
+	return f.dwarf.d, f.dwarf.err
+}
+
+func (f *File) readDWARF() (*dwarf.Data, error) {
 	if f.Section(".debug_info") == nil {
 		if f.Section(".zdebug_info") != nil {
 			d, err := f.File.DWARF() // old GNU compression: let debug/elf do it
