@@ -55,6 +55,7 @@ type Cursor struct {
 	data    []byte
 	off     int
 	err     *DecodeError
+	big     bool // fixed-width integers are big-endian
 }
 
 // New returns a cursor over data, which starts at offset base of section.
@@ -62,10 +63,16 @@ func New(section string, base int64, data []byte) *Cursor {
 	return &Cursor{section: section, base: base, data: data}
 }
 
-// Reset makes c read data, keeping no error; it lets a hot loop reuse one
-// cursor without allocating.
+// Reset makes c read data, keeping no error but keeping its byte order;
+// it lets a hot loop reuse one cursor without allocating.
 func (c *Cursor) Reset(section string, base int64, data []byte) {
-	*c = Cursor{section: section, base: base, data: data}
+	*c = Cursor{section: section, base: base, data: data, big: c.big}
+}
+
+// SetByteOrder sets the byte order of fixed-width integers: little-endian
+// unless bo is binary.BigEndian (or another big-endian order).
+func (c *Cursor) SetByteOrder(bo binary.ByteOrder) {
+	c.big = bo != nil && bo.Uint16([]byte{0, 1}) == 1
 }
 
 // Err returns the first error, or nil. Its type is *DecodeError.
@@ -124,40 +131,56 @@ func (c *Cursor) U8() uint8 {
 	return v
 }
 
-// U16 reads a little-endian uint16.
+// U16 reads a uint16 in the cursor's byte order (little-endian by default).
 func (c *Cursor) U16() uint16 {
 	if !c.need(2, "u16") {
 		return 0
 	}
-	v := binary.LittleEndian.Uint16(c.data[c.off:])
+	var v uint16
+	if c.big {
+		v = binary.BigEndian.Uint16(c.data[c.off:])
+	} else {
+		v = binary.LittleEndian.Uint16(c.data[c.off:])
+	}
 	c.off += 2
 	return v
 }
 
-// U32 reads a little-endian uint32.
+// U32 reads a uint32 in the cursor's byte order.
 func (c *Cursor) U32() uint32 {
 	if !c.need(4, "u32") {
 		return 0
 	}
-	v := binary.LittleEndian.Uint32(c.data[c.off:])
+	var v uint32
+	if c.big {
+		v = binary.BigEndian.Uint32(c.data[c.off:])
+	} else {
+		v = binary.LittleEndian.Uint32(c.data[c.off:])
+	}
 	c.off += 4
 	return v
 }
 
-// U64 reads a little-endian uint64.
+// U64 reads a uint64 in the cursor's byte order.
 func (c *Cursor) U64() uint64 {
 	if !c.need(8, "u64") {
 		return 0
 	}
-	v := binary.LittleEndian.Uint64(c.data[c.off:])
+	var v uint64
+	if c.big {
+		v = binary.BigEndian.Uint64(c.data[c.off:])
+	} else {
+		v = binary.LittleEndian.Uint64(c.data[c.off:])
+	}
 	c.off += 8
 	return v
 }
 
-// I32 reads a little-endian int32.
+// I32 reads an int32 in the cursor's byte order.
 func (c *Cursor) I32() int32 { return int32(c.U32()) }
 
-// Uint reads a little-endian unsigned integer of size 1, 2, 4 or 8 bytes.
+// Uint reads an unsigned integer of size 1, 2, 4 or 8 bytes in the
+// cursor's byte order.
 func (c *Cursor) Uint(size int) uint64 {
 	switch size {
 	case 1:
@@ -173,18 +196,18 @@ func (c *Cursor) Uint(size int) uint64 {
 	return 0
 }
 
-// U32BE reads a big-endian uint32.
-func (c *Cursor) U32BE() uint32 {
-	if !c.need(4, "u32") {
-		return 0
-	}
-	v := binary.BigEndian.Uint32(c.data[c.off:])
-	c.off += 4
-	return v
-}
-
 // ULEB128 reads an unsigned LEB128 value. Values over 64 bits are ErrOverflow.
 func (c *Cursor) ULEB128() uint64 {
+	// Most values fit in one byte.
+	if c.off < len(c.data) && c.data[c.off] < 0x80 && c.err == nil {
+		v := c.data[c.off]
+		c.off++
+		return uint64(v)
+	}
+	return c.uleb128()
+}
+
+func (c *Cursor) uleb128() uint64 {
 	if c.err != nil {
 		return 0
 	}
@@ -316,9 +339,9 @@ func (c *Cursor) Sub(n int) Cursor {
 	off := c.Offset()
 	b := c.Bytes(n)
 	if c.err != nil {
-		return Cursor{section: c.section, base: off, err: c.err}
+		return Cursor{section: c.section, base: off, err: c.err, big: c.big}
 	}
-	return Cursor{section: c.section, base: off, data: b}
+	return Cursor{section: c.section, base: off, data: b, big: c.big}
 }
 
 // Count reads a ULEB128 element count and checks that count elements of at

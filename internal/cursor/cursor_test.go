@@ -1,6 +1,7 @@
 package cursor
 
 import (
+	"encoding/binary"
 	"errors"
 	"math"
 	"testing"
@@ -160,5 +161,29 @@ func TestAppendLEB128RoundTrips(t *testing.T) {
 	}
 	if got := AppendSLEB128(nil, -123456); string(got) != "\xc0\xbb\x78" {
 		t.Errorf("SLEB128(-123456) = % x, want c0 bb 78", got)
+	}
+}
+
+func TestByteOrder(t *testing.T) {
+	data := []byte{1, 2, 1, 2, 3, 4, 1, 2, 3, 4, 5, 6, 7, 8}
+	c := New("s", 0, data)
+	c.SetByteOrder(binary.BigEndian)
+	if v := c.U16(); v != 0x0102 {
+		t.Errorf("U16 = %#x", v)
+	}
+	sub := c.Sub(4) // sub-cursors keep the order
+	if v := sub.U32(); v != 0x01020304 {
+		t.Errorf("sub U32 = %#x", v)
+	}
+	if v := c.Uint(8); v != 0x0102030405060708 {
+		t.Errorf("Uint(8) = %#x", v)
+	}
+	c.Reset("s", 0, data) // Reset keeps it too
+	if v := c.U16(); v != 0x0102 {
+		t.Errorf("after Reset U16 = %#x", v)
+	}
+	c.SetByteOrder(binary.LittleEndian)
+	if v := c.U16(); v != 0x0201 {
+		t.Errorf("little-endian U16 = %#x", v)
 	}
 }

@@ -61,7 +61,6 @@ const defaultWindow = 256 << 10
 type Decoder struct {
 	sec      Section
 	addrSize int
-	big      bool
 	relocs   []Reloc // sorted by Offset
 
 	src      io.Reader // nil when buf holds the whole section
@@ -113,7 +112,7 @@ func newDecoder(sec Section) *Decoder {
 	if sec.Class == elf.ELFCLASS32 {
 		d.addrSize = 4
 	}
-	d.big = sec.ByteOrder != nil && sec.ByteOrder.Uint16([]byte{0, 1}) == 1
+	d.c.SetByteOrder(sec.ByteOrder)
 	if !slices.IsSortedFunc(d.relocs, cmpReloc) {
 		d.relocs = slices.Clone(d.relocs)
 		slices.SortStableFunc(d.relocs, cmpReloc)
@@ -303,7 +302,7 @@ func (d *Decoder) decodeFunc(f *Func) {
 		if version < 5 {
 			feat = Features(c.U8())
 		} else {
-			feat = Features(d.u16())
+			feat = Features(d.c.U16())
 		}
 		if c.Err() != nil {
 			return
@@ -408,9 +407,6 @@ func (d *Decoder) decodeBlocks(version uint8, feat Features, n uint64) bool {
 	s := &d.s
 	var prevEnd uint64 // end of the previous block, relative to the range
 	for i := range n {
-		if d.fastBlock(version, feat, i, &prevEnd) {
-			continue
-		}
 		var b Block
 		if version >= 2 {
 			b.ID = uint32(d.u32("block ID"))
@@ -454,7 +450,7 @@ func (d *Decoder) decodeBlocks(version uint8, feat Features, n uint64) bool {
 			return false
 		}
 		if feat&BBHash != 0 {
-			b.Hash = d.u64()
+			b.Hash = d.c.U64()
 		}
 		if c.Err() != nil {
 			return false
@@ -474,103 +470,6 @@ func (d *Decoder) decodeBlocks(version uint8, feat Features, n uint64) bool {
 		s.blocks = append(s.blocks, b)
 	}
 	return true
-}
-
-// fastBlock decodes block i straight from the window when it is well
-// formed and every LEB128 value in it has at most five bytes. It returns
-// false, having consumed nothing, in every other case, which the cursor
-// path then decodes (and reports) exactly.
-func (d *Decoder) fastBlock(version uint8, feat Features, i uint64, prevEnd *uint64) bool {
-	c := &d.c
-	s := &d.s
-	p := d.buf[d.pos+c.Pos():]
-	j := 0
-	ok := true
-	id := i
-	if version >= 2 {
-		id, j, ok = uleb32(p, j)
-	}
-	off, j, ok2 := uleb32(p, j)
-	if !ok || !ok2 {
-		return false
-	}
-	var last uint64
-	ncalls := len(s.calls)
-	if feat&CallsiteEndOffsets != 0 {
-		var n uint64
-		if n, j, ok = uleb32(p, j); !ok || n > uint64(len(p)-j) {
-			return false
-		}
-		for range n {
-			var delta uint64
-			delta, j, ok = uleb32(p, j)
-			last += delta
-			if !ok || last > math.MaxUint32 {
-				s.calls = s.calls[:ncalls]
-				return false
-			}
-			s.calls = append(s.calls, uint32(last))
-		}
-	}
-	size, j, ok := uleb32(p, j)
-	size += last
-	md, j, ok2 := uleb32(p, j)
-	if !ok || !ok2 || size > math.MaxUint32 || md&^uint64(knownMetadata) != 0 {
-		s.calls = s.calls[:ncalls]
-		return false
-	}
-	var hash uint64
-	if feat&BBHash != 0 {
-		if len(p)-j < 8 {
-			s.calls = s.calls[:ncalls]
-			return false
-		}
-		if d.big {
-			hash = binary.BigEndian.Uint64(p[j:])
-		} else {
-			hash = binary.LittleEndian.Uint64(p[j:])
-		}
-		j += 8
-	}
-	if version >= 1 {
-		off += *prevEnd
-	}
-	if off+size > math.MaxUint32 {
-		s.calls = s.calls[:ncalls]
-		return false
-	}
-	*prevEnd = off + size
-	if len(s.blocks) == cap(s.blocks) {
-		s.blocks = slices.Grow(s.blocks, 1)
-	}
-	s.blocks = s.blocks[:len(s.blocks)+1]
-	b := &s.blocks[len(s.blocks)-1]
-	b.ID, b.Offset, b.Size, b.Metadata, b.Hash = uint32(id), uint32(off), uint32(size), Metadata(md), hash
-	b.FirstCall, b.NumCalls = 0, uint32(len(s.calls)-ncalls)
-	if b.NumCalls > 0 {
-		b.FirstCall = uint32(ncalls)
-	}
-	c.Skip(j)
-	return true
-}
-
-// uleb32 decodes a ULEB128 value of at most five bytes and 32 bits at
-// p[j:], returning it and the index after it; ok is false for anything
-// else, including the end of p.
-func uleb32(p []byte, j int) (v uint64, next int, ok bool) {
-	if j < len(p) && p[j] < 0x80 {
-		return uint64(p[j]), j + 1, true
-	}
-	var shift uint
-	for k := j; k < len(p) && k < j+5; k++ {
-		b := p[k]
-		v |= uint64(b&0x7f) << shift
-		if b < 0x80 {
-			return v, k + 1, v <= math.MaxUint32
-		}
-		shift += 7
-	}
-	return 0, j, false
 }
 
 // decodePGO decodes the per-block PGO analysis of the record's blocks.
@@ -640,39 +539,14 @@ func (d *Decoder) u32(what string) uint64 {
 	return d.c.ULEB128Max(math.MaxUint32, what)
 }
 
-func (d *Decoder) u16() uint16 {
-	if !d.big {
-		return d.c.U16()
-	}
-	if b := d.c.Bytes(2); b != nil {
-		return binary.BigEndian.Uint16(b)
-	}
-	return 0
-}
-
-func (d *Decoder) u64() uint64 {
-	if !d.big {
-		return d.c.U64()
-	}
-	if b := d.c.Bytes(8); b != nil {
-		return binary.BigEndian.Uint64(b)
-	}
-	return 0
-}
-
 // addr reads an address field, relocated in relocatable objects.
 func (d *Decoder) addr() (uint64, elf.SectionIndex) {
 	c := &d.c
 	off := c.Offset()
 	var v uint64
-	switch {
-	case d.addrSize == 8:
-		v = d.u64()
-	case d.big:
-		if b := c.Bytes(4); b != nil {
-			v = uint64(binary.BigEndian.Uint32(b))
-		}
-	default:
+	if d.addrSize == 8 {
+		v = c.U64()
+	} else {
 		v = uint64(c.U32())
 	}
 	if !d.sec.Relocatable || c.Err() != nil {

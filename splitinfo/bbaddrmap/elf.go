@@ -149,20 +149,12 @@ func (fi *fileInfo) readRelocs(rs *elf.Section, dst []Reloc) ([]Reloc, error) {
 	var syms []elf.Symbol // loaded on first use
 	symsLoaded := false
 	c := cursor.New(rs.Name, 0, data)
+	c.SetByteOrder(f.ByteOrder)
 	addrSize := 8
 	if f.Class == elf.ELFCLASS32 {
 		addrSize = 4
 	}
-	word := func() uint64 {
-		b := c.Bytes(addrSize)
-		switch {
-		case b == nil:
-			return 0
-		case addrSize == 4:
-			return uint64(f.ByteOrder.Uint32(b))
-		}
-		return f.ByteOrder.Uint64(b)
-	}
+	word := func() uint64 { return c.Uint(addrSize) }
 	add := func(entOff int64, off uint64, sym uint64, typ uint32, addend uint64, rel bool) error {
 		if typ == 0 { // R_*_NONE on every machine
 			return nil
