@@ -411,9 +411,11 @@ func (t *Table) Rows() iter.Seq[Row] {
 }
 
 // IndexBytes returns the memory the index holds: rows, address index,
-// line index and file names.
+// line index (row numbers and their keys, built on first use) and file
+// names.
 func (t *Table) IndexBytes() int {
-	n := len(t.rows)*int(unsafe.Sizeof(row{})) + t.dir.Bytes() + len(t.mono)*8 + len(t.lineIndex())*4
+	n := len(t.rows)*int(unsafe.Sizeof(row{})) + t.dir.Bytes() + len(t.mono)*8 +
+		len(t.lineIndex())*4 + t.lineKeys.Bytes()
 	for _, f := range t.files {
 		n += len(f) + int(unsafe.Sizeof(f))
 	}
