@@ -528,6 +528,9 @@ func (b *builder) finish() (*Table, error) {
 		if p.dead || len(p.Fragments) == 0 {
 			continue
 		}
+		for i := range p.Fragments {
+			p.Fragments[i].Subprogram = p.fragDIE[i]
+		}
 		// Fragment 0 holds the entry; the rest start in address order.
 		rest := p.Fragments[1:]
 		slices.SortFunc(rest, func(x, y Fragment) int { return cmp.Compare(x.Start, y.Start) })

@@ -19,6 +19,7 @@
 package splitinfo
 
 import (
+	"debug/dwarf"
 	"fmt"
 	"iter"
 	"strings"
@@ -109,6 +110,10 @@ type Fragment struct {
 	BranchSites []uint64
 	// Sources are the sources that place this fragment in its procedure.
 	Sources Source
+	// Subprogram is the offset in .debug_info of the DWARF subprogram
+	// whose ranges hold the fragment (normally the procedure's own), 0 if
+	// none does: where a debugger finds the variables of code in it.
+	Subprogram dwarf.Offset
 }
 
 // SplitRecord is the seed's split_info{branch_addr, vaddr, size}.
