@@ -24,7 +24,7 @@ DEMO_COPY=$HERE/../cmd/splitdbg/demodata/demo
 LLVM19=/usr/lib/llvm-19/bin
 LLVM22=/usr/lib/llvm-22/bin
 
-TARGETS=(demo gcc-cold gcc-cold-nopie gcc-cold-dwarf4 gcc-cold-zlib gcc-cold-zstd
+TARGETS=(demo vars gcc-cold gcc-cold-nopie gcc-cold-dwarf4 gcc-cold-zlib gcc-cold-zstd
 	gcc-pgo clang19-bbsections clang22-bbsections clang19-mfs clang22-mfs
 	bolt cgo clang19-bbaddrmap clang22-bbaddrmap bbaddrmap-yaml mip)
 
@@ -98,6 +98,16 @@ build_demo() {
 	mkdir -p "$(dirname "$DEMO_COPY")"
 	cp "$OUT/demo" "$DEMO_COPY"
 	note demo "ok (copied to cmd/splitdbg/demodata/demo)"
+}
+
+# Locals of many C types in moved code, for adapter/locals.
+build_vars() {
+	need gcc nm
+	gcc "${GCCFLAGS[@]}" -c vars/vars.c -o "$TMP/vars.o"
+	gcc "$TMP/vars.o" -o "$OUT/vars"
+	expect_syms "$OUT/vars" inspect inspect.cold
+	run_both "$OUT/vars" >/dev/null
+	note vars "ok"
 }
 
 build_gcc_cold() { gcc_cold gcc-cold; }
