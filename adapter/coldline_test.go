@@ -40,6 +40,7 @@ var coldCases = []coldCase{
 	{"clang22-bbsections", "clang/split.c", "scan", "C.scan", "clang/split.c", []string{"C.main"}, "C.report", "", false},
 	{"bolt22-over-gcc", "bolt/bolt.c", "tally-attr", "C.tally", "bolt/bolt.c", []string{"C.main"}, "C.alarm_", "bolt.c:44", false},
 	{"demo", "demo/demo.c", "scale", "C.scale", "demo/demo.c", []string{"C.main"}, "C.warn", "demo.c:18", false},
+	{"vars", "vars/vars.c", "inspect", "C.inspect", "vars/vars.c", []string{"C.main"}, "C.sink", "", false},
 	{"clang19-mfs", "clang/split.c", "report", "C.report", "clang/split.c", []string{"C.main"}, "C.scan", "", true},
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-delve/delve/pkg/dwarf/frame"
 
+	"github.com/splitdbg/splitdbg/adapter/locals"
 	"github.com/splitdbg/splitdbg/internal/elfx"
 	"github.com/splitdbg/splitdbg/linetable"
 	"github.com/splitdbg/splitdbg/splitinfo"
@@ -35,6 +36,10 @@ type tables struct {
 	cfiOnce sync.Once
 	cfi     frame.FrameDescriptionEntries
 	cfiErr  error
+
+	varsOnce sync.Once
+	vars     *locals.Reader
+	varsErr  error
 }
 
 // openImage reads the program headers of path; its tables wait for load.
@@ -118,4 +123,11 @@ func (t *tables) frames() (frame.FrameDescriptionEntries, error) {
 		t.cfi = frame.FrameDescriptionEntries(nil).Append(fdes)
 	})
 	return t.cfi, t.cfiErr
+}
+
+// variables returns the reader of the image's variables, built on first
+// use.
+func (t *tables) variables() (*locals.Reader, error) {
+	t.varsOnce.Do(func() { t.vars, t.varsErr = locals.New(t.f) })
+	return t.vars, t.varsErr
 }

@@ -1,9 +1,12 @@
 package adapter
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/go-delve/delve/service/api"
+
+	"github.com/splitdbg/splitdbg/adapter/locals"
 )
 
 // A repaired stack has more frames than Delve's, so frame numbers the
@@ -58,8 +61,15 @@ func (c *Client) ListScopeRegisters(scope api.EvalScope, includeFp bool) (api.Re
 	return c.RPCClient.ListScopeRegisters(ds, includeFp)
 }
 
-// ListLocalVariables implements service.Client.
+// ListLocalVariables implements service.Client; in a frame in moved code
+// the Client reads them (vars.go).
 func (c *Client) ListLocalVariables(scope api.EvalScope, cfg api.LoadConfig) ([]api.Variable, error) {
+	if rd, fr, ok, err := c.movedFrame(scope); ok {
+		if err != nil {
+			return nil, err
+		}
+		return rd.Variables(fr, locals.Locals, cfg)
+	}
 	ds, err := c.delveScope(scope)
 	if err != nil {
 		return nil, err
@@ -67,8 +77,15 @@ func (c *Client) ListLocalVariables(scope api.EvalScope, cfg api.LoadConfig) ([]
 	return c.RPCClient.ListLocalVariables(ds, cfg)
 }
 
-// ListFunctionArgs implements service.Client.
+// ListFunctionArgs implements service.Client; in a frame in moved code
+// the Client reads them (vars.go).
 func (c *Client) ListFunctionArgs(scope api.EvalScope, cfg api.LoadConfig) ([]api.Variable, error) {
+	if rd, fr, ok, err := c.movedFrame(scope); ok {
+		if err != nil {
+			return nil, err
+		}
+		return rd.Variables(fr, locals.Args, cfg)
+	}
 	ds, err := c.delveScope(scope)
 	if err != nil {
 		return nil, err
@@ -76,8 +93,19 @@ func (c *Client) ListFunctionArgs(scope api.EvalScope, cfg api.LoadConfig) ([]ap
 	return c.RPCClient.ListFunctionArgs(ds, cfg)
 }
 
-// EvalVariable implements service.Client.
+// EvalVariable implements service.Client; in a frame in moved code the
+// Client evaluates expressions on its local variables (vars.go), Delve
+// the others.
 func (c *Client) EvalVariable(scope api.EvalScope, symbol string, cfg api.LoadConfig) (*api.Variable, error) {
+	if rd, fr, ok, err := c.movedFrame(scope); ok {
+		if err != nil {
+			return nil, err
+		}
+		v, err := rd.Eval(fr, symbol, cfg)
+		if !errors.Is(err, locals.ErrNotLocal) {
+			return v, err
+		}
+	}
 	ds, err := c.delveScope(scope)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,153 @@
+package locals
+
+import (
+	"debug/dwarf"
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"strconv"
+
+	"github.com/go-delve/delve/pkg/dwarf/godwarf"
+	"github.com/go-delve/delve/service/api"
+)
+
+// ErrNotLocal reports an expression that does not start from a variable
+// of the frame: a global, a register, a call; Delve can evaluate those.
+var ErrNotLocal = errors.New("not an expression on a local variable")
+
+// Eval evaluates expr in fr: a variable of the frame, followed by any of
+// .field, ->field (written p.field, as Delve writes it), [index] and *,
+// with parentheses. Delve's expression language is Go's; so is the
+// syntax accepted here. An expression whose innermost operand is no
+// variable of fr fails with ErrNotLocal.
+func (r *Reader) Eval(fr *Frame, expr string, cfg api.LoadConfig) (*api.Variable, error) {
+	x, err := parser.ParseExpr(expr)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNotLocal, err)
+	}
+	l := &loader{mem: fr.Mem, cfg: cfg}
+	typ, p, err := r.eval(fr, l, x)
+	if err != nil {
+		return nil, err
+	}
+	v := l.load(expr, typ, p, 0)
+	return &v, nil
+}
+
+// eval returns the type and place of the value x denotes.
+func (r *Reader) eval(fr *Frame, l *loader, x ast.Expr) (godwarf.Type, place, error) {
+	switch x := x.(type) {
+	case *ast.ParenExpr:
+		return r.eval(fr, l, x.X)
+	case *ast.Ident:
+		entries, err := r.visible(fr)
+		if err != nil {
+			return nil, place{}, err
+		}
+		best := -1
+		for i, e := range entries {
+			if n, _ := e.Val(dwarf.AttrName).(string); n == x.Name && (best < 0 || e.Depth >= entries[best].Depth) {
+				best = i
+			}
+		}
+		if best < 0 {
+			return nil, place{}, fmt.Errorf("%w: %s", ErrNotLocal, x.Name)
+		}
+		e := entries[best].Tree
+		toff, ok := e.Val(dwarf.AttrType).(dwarf.Offset)
+		if !ok {
+			return nil, place{}, fmt.Errorf("variable %s has no type", x.Name)
+		}
+		typ, err := r.typeAt(toff)
+		if err != nil {
+			return nil, place{}, err
+		}
+		p, _, err := r.place(fr, e, typeSize(typ))
+		if err != nil {
+			return nil, place{}, fmt.Errorf("%s: %w", x.Name, err)
+		}
+		return typ, p, nil
+	case *ast.StarExpr:
+		typ, p, err := r.eval(fr, l, x.X)
+		if err != nil {
+			return nil, place{}, err
+		}
+		return l.deref(typ, p)
+	case *ast.SelectorExpr:
+		typ, p, err := r.eval(fr, l, x.X)
+		if err != nil {
+			return nil, place{}, err
+		}
+		if _, ok := godwarf.ResolveTypedef(typ).(*godwarf.PtrType); ok {
+			if typ, p, err = l.deref(typ, p); err != nil {
+				return nil, place{}, err
+			}
+		}
+		st, ok := godwarf.ResolveTypedef(typ).(*godwarf.StructType)
+		if !ok {
+			return nil, place{}, fmt.Errorf("%s is not a struct (%s)", exprString(x.X), typ)
+		}
+		for _, f := range st.Field {
+			if f.Name == x.Sel.Name {
+				return f.Type, p.at(f.ByteOffset), nil
+			}
+		}
+		return nil, place{}, fmt.Errorf("%s has no field %s", typ, x.Sel.Name)
+	case *ast.IndexExpr:
+		typ, p, err := r.eval(fr, l, x.X)
+		if err != nil {
+			return nil, place{}, err
+		}
+		lit, ok := x.Index.(*ast.BasicLit)
+		if !ok || lit.Kind != token.INT {
+			return nil, place{}, fmt.Errorf("index %s: only constant indexes", exprString(x.Index))
+		}
+		i, err := strconv.ParseInt(lit.Value, 0, 64)
+		if err != nil {
+			return nil, place{}, fmt.Errorf("index %s: %w", lit.Value, err)
+		}
+		switch t := godwarf.ResolveTypedef(typ).(type) {
+		case *godwarf.ArrayType:
+			if i < 0 || i >= t.Count {
+				return nil, place{}, fmt.Errorf("index %d out of bounds [0:%d]", i, t.Count)
+			}
+			return t.Type, p.at(i * arrayStride(t)), nil
+		case *godwarf.PtrType:
+			elem, q, err := l.deref(typ, p)
+			if err != nil {
+				return nil, place{}, err
+			}
+			return elem, place{addr: q.addr + uint64(i*typeSize(elem))}, nil
+		}
+		return nil, place{}, fmt.Errorf("%s cannot be indexed (%s)", exprString(x.X), typ)
+	}
+	return nil, place{}, fmt.Errorf("%w: %s", ErrNotLocal, exprString(x))
+}
+
+// deref returns the value a pointer at p points to.
+func (l *loader) deref(typ godwarf.Type, p place) (godwarf.Type, place, error) {
+	t, ok := godwarf.ResolveTypedef(typ).(*godwarf.PtrType)
+	if !ok {
+		return nil, place{}, fmt.Errorf("%s is not a pointer", typ)
+	}
+	ptr, err := l.uint(p, ptrSize(t))
+	if err != nil {
+		return nil, place{}, err
+	}
+	if ptr == 0 {
+		return nil, place{}, errors.New("nil pointer dereference")
+	}
+	return t.Type, place{addr: ptr}, nil
+}
+
+func exprString(x ast.Expr) string {
+	switch x := x.(type) {
+	case *ast.Ident:
+		return x.Name
+	case *ast.BasicLit:
+		return x.Value
+	}
+	return fmt.Sprintf("%T", x)
+}

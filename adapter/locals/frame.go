@@ -1,0 +1,416 @@
+package locals
+
+import (
+	"bytes"
+	"debug/dwarf"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/go-delve/delve/pkg/dwarf/godwarf"
+	"github.com/go-delve/delve/pkg/dwarf/op"
+	"github.com/go-delve/delve/pkg/dwarf/reader"
+	"github.com/go-delve/delve/pkg/dwarf/regnum"
+	"github.com/go-delve/delve/service/api"
+
+	"github.com/splitdbg/splitdbg/internal/cursor"
+)
+
+// Memory reads n bytes of the debugged process at addr.
+type Memory func(addr uint64, n int) ([]byte, error)
+
+// A Frame is a stack frame to read variables in.
+type Frame struct {
+	// Subprogram is the offset of the DWARF subprogram executing.
+	Subprogram dwarf.Offset
+	// PC is the link-time address the frame executes: the next
+	// instruction in the innermost frame, the call (return address - 1)
+	// in the others.
+	PC uint64
+	// Line is the source line at PC; a local is visible after the line
+	// that declares it, as in Delve.
+	Line int
+	// Bias is the image's load bias: runtime = link-time + Bias.
+	Bias uint64
+	// Regs are the frame's registers by DWARF number, with CFA set. Regs
+	// the frame does not know are absent, not zero.
+	Regs *op.DwarfRegisters
+	Mem  Memory
+	// Caller returns the frame that called this one, in the Reader of its
+	// image, for DW_OP_entry_value; nil when unknown.
+	Caller func() (*Reader, *Frame, error)
+}
+
+// Which selects the variables to read.
+type Which int
+
+const (
+	Args   Which = iota // formal parameters (Delve's ListFunctionArgs)
+	Locals              // the other variables (Delve's ListLocalVariables)
+)
+
+// Variables returns the arguments or the local variables of fr visible
+// at its PC, loaded as cfg says, in Delve's order: by the depth of the
+// lexical block that declares them, then by declaration line; a variable
+// hidden by one of an inner block with the same name is flagged
+// VariableShadowed.
+func (r *Reader) Variables(fr *Frame, which Which, cfg api.LoadConfig) ([]api.Variable, error) {
+	entries, err := r.visible(fr)
+	if err != nil {
+		return nil, err
+	}
+	type ordered struct {
+		v     api.Variable
+		depth int
+	}
+	var vars []ordered
+	for _, e := range entries {
+		if (e.Tag == dwarf.TagFormalParameter) != (which == Args) {
+			continue
+		}
+		v, err := r.variable(fr, e.Tree, cfg)
+		if err != nil {
+			continue // as Delve: skip variables it cannot parse
+		}
+		depth := e.Depth
+		if e.Tag == dwarf.TagFormalParameter {
+			v.Flags |= api.VariableArgument
+			if depth <= 1 {
+				depth = 0
+			}
+		}
+		vars = append(vars, ordered{v, depth})
+	}
+	sort.SliceStable(vars, func(i, j int) bool {
+		if vars[i].depth != vars[j].depth {
+			return vars[i].depth < vars[j].depth
+		}
+		return vars[i].v.DeclLine < vars[j].v.DeclLine
+	})
+	out := make([]api.Variable, len(vars))
+	last := make(map[string]int)
+	for i := range vars {
+		out[i] = vars[i].v
+		if j, ok := last[out[i].Name]; ok {
+			out[j].Flags |= api.VariableShadowed
+		}
+		last[out[i].Name] = i
+	}
+	return out, nil
+}
+
+// visible returns the variables of fr's subprogram visible at its PC.
+func (r *Reader) visible(fr *Frame) ([]reader.Variable, error) {
+	t, err := r.tree(fr.Subprogram)
+	if err != nil {
+		return nil, err
+	}
+	if !t.ContainsPC(fr.PC) {
+		return nil, fmt.Errorf("locals: %#x is not in subprogram %#x", fr.PC, fr.Subprogram)
+	}
+	return reader.Variables(t, fr.PC, fr.Line, reader.VariablesOnlyVisible|reader.VariablesSkipInlinedSubroutines), nil
+}
+
+// variable reads the variable or parameter e of fr; an error means the
+// entry itself is unusable (no name or type), a value that cannot be read
+// is reported in the variable's Unreadable.
+func (r *Reader) variable(fr *Frame, e *godwarf.Tree, cfg api.LoadConfig) (api.Variable, error) {
+	name, _ := e.Val(dwarf.AttrName).(string)
+	toff, ok := e.Val(dwarf.AttrType).(dwarf.Offset)
+	if !ok {
+		return api.Variable{}, fmt.Errorf("locals: variable at %#x has no type", e.Offset)
+	}
+	typ, err := r.typeAt(toff)
+	if err != nil {
+		return api.Variable{}, fmt.Errorf("locals: type of variable at %#x: %w", e.Offset, err)
+	}
+	l := &loader{mem: fr.Mem, cfg: cfg}
+	var v api.Variable
+	p, descr, err := r.place(fr, e, typeSize(typ))
+	if err != nil {
+		v = l.unreadable(name, typ, err)
+	} else {
+		v = l.load(name, typ, p, 0)
+	}
+	v.LocationExpr = descr
+	v.DeclLine, _ = e.Val(dwarf.AttrDeclLine).(int64)
+	return v, nil
+}
+
+// place evaluates the location of e in fr: an address in memory, or the
+// value's bytes gathered from registers and constants.
+func (r *Reader) place(fr *Frame, e *godwarf.Tree, size int64) (place, string, error) {
+	expr, descr, err := r.locationExpr(e, dwarf.AttrLocation, fr.PC)
+	if err != nil {
+		return place{}, descr, err
+	}
+	var b bytes.Buffer
+	op.PrettyPrint(&b, expr, regName)
+	descr += b.String()
+	regs, err := r.frameRegs(fr)
+	if err != nil {
+		return place{}, descr, err
+	}
+	if expr, err = r.resolveEntryValue(fr, expr); err != nil {
+		return place{}, descr, err
+	}
+	addr, pieces, err := op.ExecuteStackProgram(*regs, expr, 8, readFunc(fr.Mem))
+	if err != nil {
+		return place{}, descr, err
+	}
+	if pieces == nil {
+		return place{addr: uint64(addr)}, descr, nil
+	}
+	buf, err := compose(fr, regs, pieces, size)
+	if err != nil {
+		return place{}, descr, err
+	}
+	return place{addr: fakeAddress, buf: buf}, descr, nil
+}
+
+// fakeAddress is the address of values that live in registers, as Delve
+// gives it (pkg/proc fakeAddressUnresolv) when it has no target to place
+// them in.
+const fakeAddress = 0xbeed000000000000
+
+// frameRegs returns fr's registers with the frame base of its
+// subprogram (DW_AT_frame_base) set.
+func (r *Reader) frameRegs(fr *Frame) (*op.DwarfRegisters, error) {
+	regs := *fr.Regs
+	t, err := r.tree(fr.Subprogram)
+	if err != nil {
+		return nil, err
+	}
+	if fb, _, err := r.locationExpr(t, dwarf.AttrFrameBase, fr.PC); err == nil {
+		if v, _, err := op.ExecuteStackProgram(regs, fb, 8, readFunc(fr.Mem)); err == nil {
+			regs.FrameBase = v
+		}
+	}
+	return &regs, nil
+}
+
+func readFunc(m Memory) op.ReadMemoryFunc {
+	return func(buf []byte, addr uint64) (int, error) {
+		b, err := m(addr, len(buf))
+		return copy(buf, b), err
+	}
+}
+
+// compose gathers a value held in pieces (DWARF 5 section 2.6.1.2) into
+// size bytes.
+func compose(fr *Frame, regs *op.DwarfRegisters, pieces []op.Piece, size int64) ([]byte, error) {
+	if size < 0 || size > maxValueSize {
+		return nil, fmt.Errorf("value of %d bytes", size)
+	}
+	buf := make([]byte, 0, size)
+	for _, p := range pieces {
+		n := int64(p.Size)
+		if n == 0 {
+			n = size - int64(len(buf))
+		}
+		if n < 0 || int64(len(buf))+n > size {
+			return nil, fmt.Errorf("pieces larger than the value (%d bytes)", size)
+		}
+		var b []byte
+		switch p.Kind {
+		case op.RegPiece:
+			reg := regs.Reg(p.Val)
+			if reg == nil {
+				return nil, fmt.Errorf("register %s not available", regName(p.Val))
+			}
+			b = reg.Bytes
+			if b == nil {
+				b = binary.LittleEndian.AppendUint64(nil, reg.Uint64Val)
+			}
+		case op.ImmPiece:
+			b = p.Bytes
+			if b == nil {
+				b = binary.LittleEndian.AppendUint64(nil, p.Val)
+			}
+		case op.AddrPiece:
+			var err error
+			if b, err = fr.Mem(p.Val, int(n)); err != nil {
+				return nil, err
+			}
+		}
+		if int64(len(b)) < n {
+			b = append(b, make([]byte, n-int64(len(b)))...)
+		}
+		buf = append(buf, b[:n]...)
+	}
+	if int64(len(buf)) < size {
+		return nil, errors.New("value only partly described by its pieces")
+	}
+	return buf, nil
+}
+
+// maxValueSize bounds the values gathered from pieces: registers and
+// constants, never large.
+const maxValueSize = 1 << 16
+
+// regName names a DWARF register number as Delve prints it.
+func regName(n uint64) string { return regnum.AMD64ToName(n) }
+
+// DW_OP_entry_value, and its GNU form before DWARF 5.
+const (
+	opEntryValue    = 0xa3
+	opGNUEntryValue = 0xf3
+	opConst8u       = 0x0e
+	opReg0          = 0x50
+	opBreg0         = 0x70
+	opRegx          = 0x90
+)
+
+// resolveEntryValue replaces each DW_OP_entry_value(DW_OP_regN) in expr
+// — GCC's way to say "the value register N had on entry" — by the value
+// the caller passed: the DW_AT_call_value of the caller's call-site
+// parameter for register N at the call that made fr (DWARF 5 sections
+// 2.5.1.7 and 3.4.2), as a DW_OP_const8u. Delve's op package fails on
+// entry values.
+func (r *Reader) resolveEntryValue(fr *Frame, expr []byte) ([]byte, error) {
+	var out []byte
+	done := 0
+	for i := 0; i < len(expr); {
+		next, ok := nextOp(expr, i)
+		if !ok {
+			break // op's evaluation reports it
+		}
+		if expr[i] == opEntryValue || expr[i] == opGNUEntryValue {
+			c := cursor.New("DW_OP_entry_value", int64(i), expr[i+1:next])
+			n := c.ULEB128()
+			block := expr[next-int(n) : next]
+			v, err := r.entryValue(fr, block)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, expr[done:i]...)
+			out = append(out, opConst8u)
+			out = binary.LittleEndian.AppendUint64(out, v)
+			done = next
+		}
+		i = next
+	}
+	if out == nil {
+		return expr, nil
+	}
+	return append(out, expr[done:]...), nil
+}
+
+// entryValue returns the value on entry to fr of the location block, a
+// register.
+func (r *Reader) entryValue(fr *Frame, block []byte) (uint64, error) {
+	reg, ok := singleRegister(block)
+	if !ok {
+		return 0, fmt.Errorf("entry value of % x: only a register's is known", block)
+	}
+	if fr.Caller == nil {
+		return 0, errors.New("entry value: the caller is unknown")
+	}
+	cr, caller, err := fr.Caller()
+	if err != nil {
+		return 0, fmt.Errorf("entry value: %w", err)
+	}
+	v, err := cr.callValue(caller, reg)
+	if err != nil {
+		return 0, fmt.Errorf("entry value of %s: %w", regName(reg), err)
+	}
+	return v, nil
+}
+
+// singleRegister reports the register of a one-operation DW_OP_regN or
+// DW_OP_regx block.
+func singleRegister(block []byte) (uint64, bool) {
+	switch {
+	case len(block) == 1 && block[0] >= opReg0 && block[0] < opReg0+32:
+		return uint64(block[0] - opReg0), true
+	case len(block) > 1 && block[0] == opRegx:
+		c := cursor.New("DW_OP_regx", 0, block[1:])
+		n := c.ULEB128()
+		return n, c.Err() == nil && c.Len() == 0
+	}
+	return 0, false
+}
+
+// callValue evaluates, in the caller frame fr (stopped at the call: its
+// PC is the return address - 1), the value the call passed in register
+// reg: the DW_AT_call_value of the DW_TAG_call_site_parameter whose
+// location is that register, under the DW_TAG_call_site returning to
+// fr.PC+1.
+func (r *Reader) callValue(fr *Frame, reg uint64) (uint64, error) {
+	t, err := r.tree(fr.Subprogram)
+	if err != nil {
+		return 0, err
+	}
+	site := findCallSite(t, fr.PC+1)
+	if site == nil {
+		return 0, fmt.Errorf("no call site returning to %#x in the caller", fr.PC+1)
+	}
+	for _, p := range site.Children {
+		if p.Tag != dwarf.TagCallSiteParameter && p.Tag != tagGNUCallSiteParameter {
+			continue
+		}
+		loc, _ := p.Val(dwarf.AttrLocation).([]byte)
+		if n, ok := singleRegister(loc); !ok || n != reg {
+			continue
+		}
+		val, ok := p.Val(dwarf.AttrCallValue).([]byte)
+		if !ok {
+			val, ok = p.Val(attrGNUCallSiteValue).([]byte)
+		}
+		if !ok {
+			return 0, errors.New("the call site gives no value")
+		}
+		regs, err := r.frameRegs(fr)
+		if err != nil {
+			return 0, err
+		}
+		if val, err = r.resolveEntryValue(fr, val); err != nil {
+			return 0, err
+		}
+		v, pieces, err := op.ExecuteStackProgram(*regs, val, 8, readFunc(fr.Mem))
+		if err != nil {
+			return 0, err
+		}
+		if len(pieces) == 1 && pieces[0].Kind == op.RegPiece {
+			if reg := regs.Reg(pieces[0].Val); reg != nil {
+				return reg.Uint64Val, nil
+			}
+			return 0, fmt.Errorf("register %s not available in the caller", regName(pieces[0].Val))
+		}
+		if pieces != nil {
+			return 0, errors.New("call value in pieces")
+		}
+		return uint64(v), nil
+	}
+	return 0, errors.New("the call site does not say")
+}
+
+// GNU extensions for call sites before DWARF 5.
+const (
+	tagGNUCallSite          dwarf.Tag  = 0x4109
+	tagGNUCallSiteParameter dwarf.Tag  = 0x410a
+	attrGNUCallSiteValue    dwarf.Attr = 0x2111
+)
+
+// findCallSite returns the call site in t whose return address is ret:
+// DW_AT_call_return_pc in DWARF 5, DW_AT_low_pc in the GNU form.
+func findCallSite(t *godwarf.Tree, ret uint64) *godwarf.Tree {
+	for _, c := range t.Children {
+		switch c.Tag {
+		case dwarf.TagCallSite, tagGNUCallSite:
+			pc, ok := c.Val(dwarf.AttrCallReturnPC).(uint64)
+			if !ok {
+				pc, ok = c.Val(dwarf.AttrLowpc).(uint64)
+			}
+			if ok && pc == ret {
+				return c
+			}
+		case dwarf.TagLexDwarfBlock, dwarf.TagInlinedSubroutine:
+			if s := findCallSite(c, ret); s != nil {
+				return s
+			}
+		}
+	}
+	return nil
+}

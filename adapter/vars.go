@@ -1,0 +1,136 @@
+package adapter
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/go-delve/delve/pkg/dwarf/op"
+	"github.com/go-delve/delve/service/api"
+	"github.com/go-delve/delve/service/rpc2"
+
+	"github.com/splitdbg/splitdbg/adapter/locals"
+)
+
+// Delve evaluates variables only in frames whose PC it finds a function
+// for (pkg/proc EvalScope.Fn), and its function table has each
+// subprogram's first DWARF range only: in moved code "args", "locals" and
+// "print" fail with "unable to find function context". In a frame in
+// moved code the Client reads the variables itself (package locals): the
+// subprogram whose ranges hold the fragment, the frame's registers (the
+// thread's for frame 0, Delve's or the splice's for callers), its CFA from
+// the fragment's .eh_frame entry, and memory read over the API.
+
+// movedFrame returns the frame of scope for package locals when its PC
+// lies in moved code; ok is false when it does not (Delve answers).
+func (c *Client) movedFrame(scope api.EvalScope) (rd *locals.Reader, fr *locals.Frame, ok bool, err error) {
+	if scope.DeferredCall > 0 {
+		return nil, nil, false, nil
+	}
+	frames, err := c.Stacktrace(scope.GoroutineID, scope.Frame, 0, 0, nil)
+	if err != nil || scope.Frame >= len(frames) {
+		return nil, nil, false, nil
+	}
+	f, found := c.frame(frames[scope.Frame].PC, scope.Frame > 0)
+	if !found || !f.Moved() {
+		return nil, nil, false, nil
+	}
+	var regs regSet
+	if scope.Frame == 0 {
+		regs, err = c.topRegisters(scope.GoroutineID)
+	} else {
+		var rs api.Registers
+		if rs, err = c.ListScopeRegisters(scope, false); err == nil {
+			regs, err = parseRegisters(rs)
+		}
+	}
+	if err != nil {
+		return nil, nil, true, fmt.Errorf("adapter: registers of frame %d: %w", scope.Frame, err)
+	}
+	u := &unwinder{res: c.res, mem: memory{read: c.readMemory}}
+	rd, fr, err = c.localsFrame(u, &regs, scope.Frame == 0, 0)
+	return rd, fr, true, err
+}
+
+// maxEntryValueDepth bounds the callers searched for entry values.
+const maxEntryValueDepth = 4
+
+// localsFrame describes to package locals the frame with registers regs;
+// top says it is the innermost frame.
+func (c *Client) localsFrame(u *unwinder, regs *regSet, top bool, depth int) (*locals.Reader, *locals.Frame, error) {
+	at := regs.pc()
+	if !top {
+		at--
+	}
+	im := c.res.imageOf(at)
+	if im == nil {
+		return nil, nil, fmt.Errorf("adapter: %#x is in no image", at)
+	}
+	t, err := im.load()
+	if err != nil {
+		return nil, nil, err
+	}
+	rd, err := t.variables()
+	if err != nil {
+		return nil, nil, err
+	}
+	f, ok := c.frame(regs.pc(), !top)
+	if !ok {
+		return nil, nil, fmt.Errorf("adapter: %#x is in no procedure", at)
+	}
+	sub := f.Proc.Fragments[f.Frag].Subprogram
+	if sub == 0 {
+		// BOLT keeps GCC's foo.cold but leaves it out of foo's ranges.
+		return nil, nil, fmt.Errorf("adapter: no variables of %s at %#x: DWARF describes no code of fragment %s", f.Function, at, f.Proc.Fragments[f.Frag].Symbol)
+	}
+	caller, cfa, stepErr := u.step(regs, top, 0)
+	fr := &locals.Frame{
+		Subprogram: sub,
+		PC:         at - im.bias,
+		Line:       f.Line,
+		Bias:       im.bias,
+		Regs:       dwarfRegisters(regs, cfa, im.bias),
+		Mem:        c.readMemory,
+		Caller: func() (*locals.Reader, *locals.Frame, error) {
+			switch {
+			case stepErr != nil:
+				return nil, nil, stepErr
+			case depth >= maxEntryValueDepth:
+				return nil, nil, errors.New("too many callers deep")
+			}
+			return c.localsFrame(u, &caller, false, depth+1)
+		},
+	}
+	return rd, fr, nil
+}
+
+// dwarfRegisters converts a register set to Delve's form, with the CFA
+// (0: unknown).
+func dwarfRegisters(r *regSet, cfa, bias uint64) *op.DwarfRegisters {
+	regs := op.NewDwarfRegisters(bias, nil, binary.LittleEndian, regRIP, regRSP, regRBP, 0)
+	for n := range uint64(numReg) {
+		if v, ok := r.get(n); ok {
+			regs.AddReg(n, op.DwarfRegisterFromUint64(v))
+		}
+	}
+	regs.CFA = int64(cfa)
+	return regs
+}
+
+// readMemory reads n bytes of the process at addr, in as many calls as
+// Delve's limit on one takes.
+func (c *Client) readMemory(addr uint64, n int) ([]byte, error) {
+	out := make([]byte, 0, min(n, rpc2.ExamineMemoryLengthLimit))
+	for len(out) < n {
+		k := min(n-len(out), rpc2.ExamineMemoryLengthLimit)
+		b, _, err := c.RPCClient.ExamineMemory(addr+uint64(len(out)), k)
+		if err != nil {
+			return nil, err
+		}
+		if len(b) == 0 {
+			return nil, fmt.Errorf("adapter: no memory at %#x", addr+uint64(len(out)))
+		}
+		out = append(out, b...)
+	}
+	return out, nil
+}
