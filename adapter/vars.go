@@ -52,15 +52,27 @@ func (c *Client) movedFrame(scope api.EvalScope) (rd *locals.Reader, fr *locals.
 	return rd, fr, true, err
 }
 
+// callerSaved are the DWARF numbers of rax, rdx, rcx, rsi, rdi and
+// r8-r11.
+var callerSaved = [...]uint64{0, 1, 2, 4, 5, 8, 9, 10, 11}
+
 // maxEntryValueDepth bounds the callers searched for entry values.
 const maxEntryValueDepth = 4
 
 // localsFrame describes to package locals the frame with registers regs;
-// top says it is the innermost frame.
+// top says it is the innermost frame. In the others the registers a call
+// clobbers (System V psABI section 3.2.1) hold the callee's values, not
+// the frame's: they are left out, and what lives in them reads as
+// unavailable, as gdb shows it ("<optimized out>").
 func (c *Client) localsFrame(u *unwinder, regs *regSet, top bool, depth int) (*locals.Reader, *locals.Frame, error) {
 	at := regs.pc()
 	if !top {
 		at--
+		kept := *regs
+		for _, n := range callerSaved {
+			kept.clear(n)
+		}
+		regs = &kept
 	}
 	im := c.res.imageOf(at)
 	if im == nil {

@@ -133,6 +133,9 @@ func (r *Reader) variable(fr *Frame, e *godwarf.Tree, cfg api.LoadConfig) (api.V
 	} else {
 		v = l.load(name, typ, p, 0)
 	}
+	if p.buf != nil {
+		v.Flags |= api.VariableFakeAddress
+	}
 	v.LocationExpr = descr
 	v.DeclLine, _ = e.Val(dwarf.AttrDeclLine).(int64)
 	return v, nil
