@@ -423,6 +423,18 @@ func TestMovedFrameEval(t *testing.T) {
 		"local.y":       "-4",
 		"pt.tag":        "200",
 		"(*(pt)).label": "origin",
+		// Arithmetic on locals, as C would compute it.
+		"n*2 + 1":          "247",
+		"local.x + arr[3]": "129", // what note prints
+		"ratio / 2":        "15.375",
+		"n > 100":          "true",
+		"-local.y":         "4",
+		"arr[3] / 4":       "31",
+		"-arr[3] / 4":      "-31",
+		"n % 7":            "4",
+		"col == 6":         "true",
+		"!(n > 100)":       "false",
+		"big >> 40":        "1",
 	} {
 		v, err := c.EvalVariable(curScope, expr, loadCfg)
 		if err != nil || v.Value != want || v.Name != expr {
@@ -430,11 +442,14 @@ func TestMovedFrameEval(t *testing.T) {
 		}
 	}
 	for expr, want := range map[string]string{
-		"arr[4]":   "out of bounds",
-		"n.x":      "not a struct",
-		"*n":       "not a pointer",
-		"nosuch":   "nosuch", // not a local: Delve answers
-		"local[0]": "cannot be indexed",
+		"arr[4]":    "out of bounds",
+		"n.x":       "not a struct",
+		"*n":        "not a pointer",
+		"nosuch":    "nosuch", // not a local: Delve answers
+		"local[0]":  "cannot be indexed",
+		"n / 0":     "division by zero",
+		"local + 1": "not a number",
+		"!n":        "operator !",
 	} {
 		if v, err := c.EvalVariable(curScope, expr, loadCfg); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("EvalVariable(%s) = %+v, %v; want an error with %q", expr, v, err, want)

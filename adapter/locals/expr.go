@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"go/ast"
+	"go/constant"
 	"go/parser"
 	"go/token"
+	"reflect"
 	"strconv"
+	"strings"
 
 	"github.com/go-delve/delve/pkg/dwarf/godwarf"
 	"github.com/go-delve/delve/service/api"
@@ -19,21 +22,139 @@ var ErrNotLocal = errors.New("not an expression on a local variable")
 
 // Eval evaluates expr in fr: a variable of the frame, followed by any of
 // .field, ->field (written p.field, as Delve writes it), [index] and *,
-// with parentheses. Delve's expression language is Go's; so is the
-// syntax accepted here. An expression whose innermost operand is no
-// variable of fr fails with ErrNotLocal.
+// with parentheses; or arithmetic, comparisons and logic on such values
+// of scalar types and constants. Delve's expression language is Go's; so
+// is the syntax accepted here. An expression that names no variable of
+// fr fails with ErrNotLocal.
 func (r *Reader) Eval(fr *Frame, expr string, cfg api.LoadConfig) (*api.Variable, error) {
 	x, err := parser.ParseExpr(expr)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNotLocal, err)
 	}
 	l := &loader{mem: fr.Mem, cfg: cfg}
+	switch x.(type) {
+	case *ast.BinaryExpr, *ast.UnaryExpr:
+		c, err := r.constant(fr, l, x)
+		if err != nil {
+			return nil, err
+		}
+		return constantVariable(expr, c), nil
+	}
 	typ, p, err := r.eval(fr, l, x)
 	if err != nil {
 		return nil, err
 	}
 	v := l.load(expr, typ, p, 0)
 	return &v, nil
+}
+
+// constant evaluates a scalar expression to its value.
+func (r *Reader) constant(fr *Frame, l *loader, x ast.Expr) (constant.Value, error) {
+	switch x := x.(type) {
+	case *ast.ParenExpr:
+		return r.constant(fr, l, x.X)
+	case *ast.BasicLit:
+		c := constant.MakeFromLiteral(x.Value, x.Kind, 0)
+		if c.Kind() == constant.Unknown {
+			return nil, fmt.Errorf("literal %s", x.Value)
+		}
+		return c, nil
+	case *ast.UnaryExpr:
+		c, err := r.constant(fr, l, x.X)
+		if err != nil {
+			return nil, err
+		}
+		if (x.Op == token.NOT) != (c.Kind() == constant.Bool) || x.Op == token.XOR && c.Kind() != constant.Int {
+			return nil, fmt.Errorf("operator %s on %s", x.Op, c)
+		}
+		return constant.UnaryOp(x.Op, c, 0), nil
+	case *ast.BinaryExpr:
+		a, err := r.constant(fr, l, x.X)
+		if err != nil {
+			return nil, err
+		}
+		b, err := r.constant(fr, l, x.Y)
+		if err != nil {
+			return nil, err
+		}
+		return binaryOp(x.Op, a, b)
+	}
+	if id, ok := x.(*ast.Ident); ok && (id.Name == "true" || id.Name == "false") {
+		return constant.MakeBool(id.Name == "true"), nil
+	}
+	typ, p, err := r.eval(fr, l, x)
+	if err != nil {
+		return nil, err
+	}
+	v := l.load("", typ, p, 0)
+	if v.Unreadable != "" {
+		return nil, fmt.Errorf("%s: %s", exprString(x), v.Unreadable)
+	}
+	val := v.Value
+	if name, n, ok := strings.Cut(val, " ("); ok && name != "" { // an enumerator
+		val = strings.TrimSuffix(n, ")")
+	}
+	var c constant.Value
+	switch v.Kind {
+	case reflect.Int, reflect.Uint:
+		c = constant.MakeFromLiteral(val, token.INT, 0)
+	case reflect.Float32, reflect.Float64:
+		c = constant.MakeFromLiteral(val, token.FLOAT, 0)
+	case reflect.Bool:
+		c = constant.MakeBool(val == "true")
+	case reflect.Ptr, reflect.UnsafePointer:
+		c = constant.MakeFromLiteral(val, token.INT, 0)
+	default:
+		return nil, fmt.Errorf("%s is not a number (%s)", exprString(x), v.Type)
+	}
+	if c.Kind() == constant.Unknown {
+		return nil, fmt.Errorf("%s = %s is not a number", exprString(x), v.Value)
+	}
+	return c, nil
+}
+
+// binaryOp applies op as Go would to untyped constants, but for integer
+// division, which truncates as in C.
+func binaryOp(op token.Token, a, b constant.Value) (val constant.Value, err error) {
+	defer func() {
+		if recover() != nil { // go/constant panics on mismatched operands
+			val, err = nil, fmt.Errorf("invalid operation: %s %s %s", a, op, b)
+		}
+	}()
+	switch op {
+	case token.EQL, token.NEQ, token.LSS, token.LEQ, token.GTR, token.GEQ:
+		return constant.MakeBool(constant.Compare(a, op, b)), nil
+	case token.SHL, token.SHR:
+		s, ok := constant.Uint64Val(b)
+		if !ok || s > 64 {
+			return nil, fmt.Errorf("shift count %s", b)
+		}
+		return constant.Shift(a, op, uint(s)), nil
+	case token.QUO, token.REM:
+		if constant.Sign(b) == 0 {
+			return nil, errors.New("division by zero")
+		}
+		if a.Kind() == constant.Int && b.Kind() == constant.Int && op == token.QUO {
+			op = token.QUO_ASSIGN // integer division (go/constant's spelling)
+		}
+	}
+	return constant.BinaryOp(a, op, b), nil
+}
+
+// constantVariable is the api form of a computed value.
+func constantVariable(name string, c constant.Value) *api.Variable {
+	v := &api.Variable{Name: name, Value: c.ExactString()}
+	switch c.Kind() {
+	case constant.Int:
+		v.Kind = reflect.Int
+	case constant.Float:
+		v.Kind = reflect.Float64
+		f, _ := constant.Float64Val(c)
+		v.Value = formatFloat(f, reflect.Float64)
+	case constant.Bool:
+		v.Kind = reflect.Bool
+	}
+	return v
 }
 
 // eval returns the type and place of the value x denotes.

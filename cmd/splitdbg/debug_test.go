@@ -21,12 +21,14 @@ func TestMain(m *testing.M) {
 
 // TestDebugCommand drives "splitdbg debug" as a person would, typing
 // commands on its standard input, and checks what Delve's terminal prints
-// on the demo binary's cold path.
+// on the demo binary's cold path: the stop, the backtrace, the disassembly
+// and the arguments of scale, in scale.cold, which plain Delve cannot
+// read ("unable to find function context").
 func TestDebugCommand(t *testing.T) {
 	bin := testbin.Path(t, "demo")
 	cmd := exec.Command(os.Args[0], "debug", bin, "--", "cold")
 	cmd.Env = append(os.Environ(), "SPLITDBG_MAIN=1", "TERM=dumb")
-	cmd.Stdin = strings.NewReader("break demo.c:25\ncontinue\nbt\ndisassemble\nexit\n")
+	cmd.Stdin = strings.NewReader("break demo.c:25\ncontinue\nbt\ndisassemble\nargs\nprint x * 1\nprint k\nexit\n")
 	out, err := cmd.CombinedOutput()
 	text := string(out)
 	if strings.Contains(text, "ptrace") || strings.Contains(text, "operation not permitted") {
@@ -42,10 +44,16 @@ func TestDebugCommand(t *testing.T) {
 		`(?m)(^|\(dlv\) )0  0x[0-9a-f]+ in (\x1b\[1m)?C\.scale`,
 		`(?m)^1  0x[0-9a-f]+ in (\x1b\[1m)?C\.main`,
 		`TEXT C\.scale\(SB\)`,
+		// scale(7, 0): sum(1, 2, -3, 4) skipping the negative element.
+		`(?m)^(\(dlv\) )?x = 7\nk = 0\n`,
+		`(?m)^(\(dlv\) )?7\n(\(dlv\) )?0\n`, // print x * 1, print k
 	} {
 		if !regexp.MustCompile(want).MatchString(text) {
 			t.Errorf("output lacks %s:\n%s", want, text)
 		}
+	}
+	if strings.Contains(text, "unable to find function context") {
+		t.Errorf("Delve's error reached the terminal:\n%s", text)
 	}
 	if strings.Contains(text, "??? at ?:-1\n1") {
 		t.Errorf("frame 0 is unnamed:\n%s", text)
