@@ -158,18 +158,33 @@ func (r *Reader) place(fr *Frame, e *godwarf.Tree, size int64) (place, string, e
 	if expr, err = r.resolveEntryValue(fr, expr); err != nil {
 		return place{}, descr, err
 	}
+	p, _, err := evaluate(fr, regs, expr, size)
+	return p, descr, err
+}
+
+// evaluate runs a location expression and returns the place of a value of
+// size bytes it describes, and the value of the expression.
+func evaluate(fr *Frame, regs *op.DwarfRegisters, expr []byte, size int64) (p place, val int64, err error) {
+	if !validExpr(expr) {
+		return place{}, 0, fmt.Errorf("malformed or unsupported location expression % x", expr)
+	}
+	defer func() {
+		if recover() != nil { // pkg/dwarf/op indexes its stack unchecked (DW_OP_pick)
+			p, val, err = place{}, 0, fmt.Errorf("malformed location expression % x", expr)
+		}
+	}()
 	addr, pieces, err := op.ExecuteStackProgram(*regs, expr, 8, readFunc(fr.Mem))
 	if err != nil {
-		return place{}, descr, err
+		return place{}, 0, err
 	}
 	if pieces == nil {
-		return place{addr: uint64(addr)}, descr, nil
+		return place{addr: uint64(addr)}, addr, nil
 	}
 	buf, err := compose(fr, regs, pieces, size)
 	if err != nil {
-		return place{}, descr, err
+		return place{}, 0, err
 	}
-	return place{addr: fakeAddress, buf: buf}, descr, nil
+	return place{addr: fakeAddress, buf: buf}, 0, nil
 }
 
 // fakeAddress is the address of values that live in registers, as Delve
@@ -186,8 +201,8 @@ func (r *Reader) frameRegs(fr *Frame) (*op.DwarfRegisters, error) {
 		return nil, err
 	}
 	if fb, _, err := r.locationExpr(t, dwarf.AttrFrameBase, fr.PC); err == nil {
-		if v, _, err := op.ExecuteStackProgram(regs, fb, 8, readFunc(fr.Mem)); err == nil {
-			regs.FrameBase = v
+		if p, _, err := evaluate(fr, &regs, fb, 8); err == nil && p.buf == nil {
+			regs.FrameBase = int64(p.addr)
 		}
 	}
 	return &regs, nil
@@ -277,7 +292,7 @@ func (r *Reader) resolveEntryValue(fr *Frame, expr []byte) ([]byte, error) {
 	for i := 0; i < len(expr); {
 		next, ok := nextOp(expr, i)
 		if !ok {
-			break // op's evaluation reports it
+			break // evaluate reports it
 		}
 		if expr[i] == opEntryValue || expr[i] == opGNUEntryValue {
 			c := cursor.New("DW_OP_entry_value", int64(i), expr[i+1:next])
@@ -371,18 +386,12 @@ func (r *Reader) callValue(fr *Frame, reg uint64) (uint64, error) {
 		if val, err = r.resolveEntryValue(fr, val); err != nil {
 			return 0, err
 		}
-		v, pieces, err := op.ExecuteStackProgram(*regs, val, 8, readFunc(fr.Mem))
-		if err != nil {
+		p, v, err := evaluate(fr, regs, val, 8)
+		switch {
+		case err != nil:
 			return 0, err
-		}
-		if len(pieces) == 1 && pieces[0].Kind == op.RegPiece {
-			if reg := regs.Reg(pieces[0].Val); reg != nil {
-				return reg.Uint64Val, nil
-			}
-			return 0, fmt.Errorf("register %s not available in the caller", regName(pieces[0].Val))
-		}
-		if pieces != nil {
-			return 0, errors.New("call value in pieces")
+		case p.buf != nil: // a register or DW_OP_stack_value
+			return binary.LittleEndian.Uint64(p.buf), nil
 		}
 		return uint64(v), nil
 	}

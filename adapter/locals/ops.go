@@ -8,6 +8,21 @@ import (
 // (DWARF 5 section 7.7.1, figure 7.9, and the GNU operations GCC emits),
 // false for an unknown or truncated operation. Delve's op package keeps
 // its operand table to itself.
+//
+// validExpr reports whether expr is a sequence of known, whole operations;
+// only such expressions reach Delve's op package, which trusts the sizes
+// it reads (DW_OP_implicit_value allocates whatever its length says).
+func validExpr(expr []byte) bool {
+	for i := 0; i < len(expr); {
+		next, ok := nextOp(expr, i)
+		if !ok {
+			return false
+		}
+		i = next
+	}
+	return true
+}
+
 func nextOp(expr []byte, i int) (int, bool) {
 	c := cursor.New("location expression", int64(i), expr[i:])
 	code := c.U8()
@@ -38,16 +53,18 @@ func nextOp(expr []byte, i int) (int, bool) {
 	case code == 0xa4: // const_type
 		c.ULEB128()
 		c.Skip(int(c.U8()))
-	case code == 0xa6: // deref_type
+	case code == 0xa6, code == 0xa7: // deref_type, xderef_type
 		c.Skip(1)
 		c.ULEB128()
 	case code == 0xa0, code == 0xf2: // implicit_pointer, GNU_implicit_pointer
 		c.Skip(4)
 		c.SLEB128()
-	case code <= 0x02, code >= 0xa0 && code != 0xa7 && code < 0xe0, code > 0xfc:
-		return 0, false // reserved or unknown
-	case code >= 0xe0 && code < 0xf0:
-		return 0, false // vendor operations of unknown size
+	case code == 0x06, code >= 0x12 && code <= 0x14, code >= 0x16 && code <= 0x27,
+		code >= 0x29 && code <= 0x2e, code >= 0x30 && code <= 0x6f,
+		code == 0x96, code == 0x97, code == 0x9b, code == 0x9c, code == 0x9f:
+		// no operands
+	default:
+		return 0, false // reserved, or a vendor operation of unknown size
 	}
 	if c.Err() != nil {
 		return 0, false
