@@ -80,6 +80,9 @@ func (c *Client) Stacktrace(goroutineID int64, depth, skip int, opts api.Stacktr
 	} else {
 		c.noSplice(goroutineID)
 	}
+	if cfg != nil {
+		c.frameVariables(goroutineID, frames, *cfg)
+	}
 	if skip > 0 {
 		if skip >= len(frames) {
 			return nil, nil

@@ -56,6 +56,43 @@ func (c *Client) movedFrame(scope api.EvalScope) (rd *locals.Reader, fr *locals.
 // r8-r11.
 var callerSaved = [...]uint64{0, 1, 2, 4, 5, 8, 9, 10, 11}
 
+// MovedFrame reports whether the frame of scope executes moved code,
+// where the Client, not Delve, reads variables. Frame 0 of the current
+// goroutine costs no call after a stop the Client has seen.
+func (c *Client) MovedFrame(scope api.EvalScope) bool {
+	if scope.Frame == 0 && scope.DeferredCall == 0 {
+		st, err := c.stopState()
+		if err == nil && st.CurrentThread != nil && (scope.GoroutineID < 0 ||
+			st.SelectedGoroutine != nil && st.SelectedGoroutine.ID == scope.GoroutineID) {
+			f, ok := c.frame(st.CurrentThread.PC, false)
+			return ok && f.Moved()
+		}
+	}
+	frames, err := c.Stacktrace(scope.GoroutineID, scope.Frame, 0, 0, nil)
+	if err != nil || scope.Frame >= len(frames) {
+		return false
+	}
+	f, ok := c.frame(frames[scope.Frame].PC, scope.Frame > 0)
+	return ok && f.Moved()
+}
+
+// frameVariables fills in the arguments and locals of the frames in
+// moved code of a stack Delve loaded with variables (Stacktrace with a
+// load configuration), which Delve leaves empty.
+func (c *Client) frameVariables(gid int64, frames []api.Stackframe, cfg api.LoadConfig) {
+	for i := range frames {
+		if f, ok := c.frame(frames[i].PC, i > 0); !ok || !f.Moved() {
+			continue
+		}
+		rd, fr, ok, err := c.movedFrame(api.EvalScope{GoroutineID: gid, Frame: i})
+		if !ok || err != nil {
+			continue
+		}
+		frames[i].Arguments, _ = rd.Variables(fr, locals.Args, cfg)
+		frames[i].Locals, _ = rd.Variables(fr, locals.Locals, cfg)
+	}
+}
+
 // maxEntryValueDepth bounds the callers searched for entry values.
 const maxEntryValueDepth = 4
 

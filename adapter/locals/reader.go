@@ -57,6 +57,9 @@ func New(f *elfx.File) (*Reader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("locals: %w", err)
 	}
+	if d == nil {
+		return nil, fmt.Errorf("locals: %s has no DWARF", f.Name)
+	}
 	info, _, err := f.SectionData(".debug_info")
 	if err != nil {
 		return nil, fmt.Errorf("locals: %w", err)

@@ -635,7 +635,7 @@ func listRegisters(s *session, ad *adapter.Client, arg json.RawMessage) (any, er
 
 func listLocalVars(s *session, ad *adapter.Client, arg json.RawMessage) (any, error) {
 	in, err := decode[rpc2.ListLocalVarsIn](arg)
-	if err != nil || in.Scope.Frame == 0 {
+	if err != nil || in.Scope.Frame == 0 && !ad.MovedFrame(in.Scope) {
 		return frameZero(s, "ListLocalVars", arg, err)
 	}
 	vs, err := ad.ListLocalVariables(in.Scope, in.Cfg)
@@ -647,7 +647,7 @@ func listLocalVars(s *session, ad *adapter.Client, arg json.RawMessage) (any, er
 
 func listFunctionArgs(s *session, ad *adapter.Client, arg json.RawMessage) (any, error) {
 	in, err := decode[rpc2.ListFunctionArgsIn](arg)
-	if err != nil || in.Scope.Frame == 0 {
+	if err != nil || in.Scope.Frame == 0 && !ad.MovedFrame(in.Scope) {
 		return frameZero(s, "ListFunctionArgs", arg, err)
 	}
 	vs, err := ad.ListFunctionArgs(in.Scope, in.Cfg)
@@ -659,7 +659,7 @@ func listFunctionArgs(s *session, ad *adapter.Client, arg json.RawMessage) (any,
 
 func eval(s *session, ad *adapter.Client, arg json.RawMessage) (any, error) {
 	in, err := decode[rpc2.EvalIn](arg)
-	if err != nil || in.Scope.Frame == 0 {
+	if err != nil || in.Scope.Frame == 0 && !ad.MovedFrame(in.Scope) {
 		return frameZero(s, "Eval", arg, err)
 	}
 	cfg := in.Cfg
@@ -675,7 +675,7 @@ func eval(s *session, ad *adapter.Client, arg json.RawMessage) (any, error) {
 
 // frameZero forwards a call in the scope of frame 0 unchanged: the
 // adapter translates only the frame numbers of a repaired stack, and
-// frame 0 is always Delve's.
+// frame 0 is always Delve's; only its variables in moved code are not.
 func frameZero(s *session, name string, arg json.RawMessage, err error) (any, error) {
 	if err != nil {
 		return nil, err

@@ -108,6 +108,34 @@ func TestColdLine(t *testing.T) {
 				t.Errorf("GetState: %v (-adapter +proxy):\n%s", err, diff)
 			}
 
+			// Arguments and locals of the moved frame 0, and a stack with
+			// variables: the adapter's; plain Delve has none.
+			cfg := api.LoadConfig{FollowPointers: true, MaxVariableRecurse: 1, MaxStringLen: 64, MaxArrayValues: 64, MaxStructFields: -1}
+			for _, call := range []struct {
+				name         string
+				proxy, adapt func(api.EvalScope, api.LoadConfig) ([]api.Variable, error)
+			}{{"ListFunctionArgs", c.ListFunctionArgs, ad.ListFunctionArgs}, {"ListLocalVariables", c.ListLocalVariables, ad.ListLocalVariables}} {
+				pv, err := call.proxy(curScope, cfg)
+				av, aerr := call.adapt(curScope, cfg)
+				if diff := cmp.Diff(av, pv); err != nil || aerr != nil || diff != "" {
+					t.Errorf("%s: %v, %v (-adapter +proxy):\n%s", call.name, err, aerr, diff)
+				}
+			}
+			if _, err := up.direct.ListFunctionArgs(curScope, cfg); err == nil {
+				t.Errorf("plain ListFunctionArgs in moved code worked; Delve 1.27 finds no function context")
+			}
+			if args, _ := c.ListFunctionArgs(curScope, cfg); len(args) > 0 {
+				v, err := c.EvalVariable(curScope, args[0].Name, cfg)
+				if err != nil || v.Value != args[0].Value {
+					t.Errorf("Eval(%s) = %+v, %v; want %q", args[0].Name, v, err, args[0].Value)
+				}
+			} else {
+				t.Errorf("no arguments in %s through the proxy", tc.fn)
+			}
+			if full, err := c.Stacktrace(-1, 1, 0, 0, &cfg); err != nil || len(full) == 0 || len(full[0].Arguments) == 0 {
+				t.Errorf("Stacktrace with variables: frame 0 has no arguments (%v)", err)
+			}
+
 			// Disassembly covers every fragment.
 			ins, err := c.DisassemblePC(curScope, th.PC, api.IntelFlavour)
 			if err != nil {
