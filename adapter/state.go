@@ -62,9 +62,6 @@ func (c *Client) step(f func() (*api.DebuggerState, error)) (*api.DebuggerState,
 // ReverseNext implements service.Client.
 func (c *Client) ReverseNext() (*api.DebuggerState, error) { return c.step(c.RPCClient.ReverseNext) }
 
-// Step implements service.Client.
-func (c *Client) Step() (*api.DebuggerState, error) { return c.step(c.RPCClient.Step) }
-
 // ReverseStep implements service.Client.
 func (c *Client) ReverseStep() (*api.DebuggerState, error) { return c.step(c.RPCClient.ReverseStep) }
 

@@ -1,10 +1,14 @@
 package adapter
 
 import (
+	"debug/elf"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/go-delve/delve/service/api"
+
+	"github.com/splitdbg/splitdbg/internal/x86scan"
 )
 
 // Delve's next needs the current function (pkg/proc: "no source for PC"
@@ -21,17 +25,33 @@ import (
 // nextName names the temporary breakpoint of next and step out.
 const nextName = "splitdbgnext"
 
+// Delve's step fails the same way. In a split function the Client's step
+// is its next plus a temporary breakpoint at the start (FuncStart: after
+// the prologue) of each function with line information that the current
+// line calls directly; calls through the PLT or a register are stepped
+// over, as Delve steps over functions without debugging information.
+
 // Next implements service.Client: Delve's next, or in a split function
 // the next described above.
 func (c *Client) Next() (*api.DebuggerState, error) {
-	if st, ok, err := c.nextInSplit(); ok {
+	if st, ok, err := c.stepInSplit(false); ok {
 		return st, err
 	}
 	return c.step(c.RPCClient.Next)
 }
 
-// nextInSplit runs next in a split function; ok is false elsewhere.
-func (c *Client) nextInSplit() (st *api.DebuggerState, ok bool, err error) {
+// Step implements service.Client: Delve's step, or in a split function
+// the step described above.
+func (c *Client) Step() (*api.DebuggerState, error) {
+	if st, ok, err := c.stepInSplit(true); ok {
+		return st, err
+	}
+	return c.step(c.RPCClient.Step)
+}
+
+// stepInSplit runs next, or step if into is set, in a split function; ok
+// is false elsewhere.
+func (c *Client) stepInSplit(into bool) (st *api.DebuggerState, ok bool, err error) {
 	cur, err := c.stopState()
 	if err != nil || cur.CurrentThread == nil || cur.Exited || cur.NextInProgress {
 		return nil, false, nil
@@ -44,11 +64,56 @@ func (c *Client) nextInSplit() (st *api.DebuggerState, ok bool, err error) {
 	if err != nil {
 		return nil, true, err
 	}
+	what := "next"
+	if into {
+		what = "step"
+		addrs = append(addrs, c.calleeStarts(&f)...)
+	}
 	st, err = c.runTo(addrs)
 	if err != nil {
-		err = fmt.Errorf("adapter: next from %s:%d: %w", f.File, f.Line, err)
+		err = fmt.Errorf("adapter: %s from %s:%d: %w", what, f.File, f.Line, err)
 	}
 	return st, true, err
+}
+
+// calleeStarts returns the runtime addresses where the functions called
+// directly from frame f's line start, for those with line information.
+func (c *Client) calleeStarts(f *Frame) []uint64 {
+	im := c.res.imageOf(f.PC)
+	if im == nil {
+		return nil
+	}
+	t, err := im.load()
+	if err != nil {
+		return nil
+	}
+	mode := 64
+	if t.f.Class == elf.ELFCLASS32 {
+		mode = 32
+	}
+	var out []uint64
+	for _, frag := range f.Proc.Fragments {
+		code, err := t.f.ReadVA(frag.Start, frag.Len())
+		if err != nil {
+			continue
+		}
+		for at, in := range x86scan.All(code, frag.Start, mode) {
+			if in.Kind != x86scan.Call {
+				continue
+			}
+			if pos, ok := t.lines.PC(at); !ok || pos.Line != f.Line || pos.File != f.File {
+				continue
+			}
+			loc, ok := t.procs.Lookup(in.Target)
+			if !ok || loc.Proc.Entry != in.Target {
+				continue
+			}
+			if start := t.lines.FuncStart(loc.Proc); start.Line > 0 && !slices.Contains(out, start.Addr+im.bias) {
+				out = append(out, start.Addr+im.bias)
+			}
+		}
+	}
+	return out
 }
 
 // StepOut implements service.Client. When Delve lost the caller of a

@@ -1,6 +1,7 @@
 package adapter
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -121,5 +122,50 @@ func TestStepOutOfMovedCode(t *testing.T) {
 		case who == "client" && (st.Exited || !strings.HasSuffix(st.CurrentThread.Function.Name(), "_Cfunc_c_classify")):
 			t.Errorf("StepOut: %+v; want a stop in the cgo wrapper C._cgo_…_Cfunc_c_classify", st)
 		}
+	}
+}
+
+// TestStepInMovedCode steps into a function called from a cold line, out
+// again, and on through the moved fragment; plain Delve refuses to step
+// in moved code.
+func TestStepInMovedCode(t *testing.T) {
+	file, line := coldLine(t, "demo/demo.c", "scale")
+	s := startDelve(t, "demo", "cold")
+	c := s.client
+	if _, err := c.CreateBreakpoint(&api.Breakpoint{File: file, Line: line}); err != nil {
+		t.Fatal(err)
+	}
+	if st := <-c.Continue(); st.Err != nil {
+		t.Fatal(st.Err)
+	}
+	if _, err := s.plain.Step(); err == nil || !strings.Contains(err.Error(), "no source for PC") {
+		t.Errorf("plain Step from moved code: %v; want \"no source for PC\"", err)
+	}
+	// warn's start, where Delve's own "break C.warn" stops: its opening
+	// brace (GCC marks no prologue end in it).
+	warn := lineOf(t, "demo/demo.c", "static void warn(") + 1
+	for i, want := range []struct {
+		do   func() (*api.DebuggerState, error)
+		fn   string
+		line int
+	}{
+		{c.Step, "C.warn", warn},         // into warn, called from the cold line
+		{c.StepOut, "C.scale", line + 1}, // back in scale.cold: the call ends line 25
+		{c.Step, "C.main", 0},            // return x: no call to step into; back in main
+	} {
+		st, err := want.do()
+		if err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		th := st.CurrentThread
+		if th == nil || th.Function.Name() != want.fn || want.line > 0 && th.Line != want.line {
+			t.Fatalf("step %d stopped at %s:%d; want %s:%d", i, th.Function.Name(), th.Line, want.fn, want.line)
+		}
+		if th.Breakpoint != nil {
+			t.Errorf("step %d reports breakpoint %+v", i, th.Breakpoint)
+		}
+	}
+	if bps, _ := c.ListBreakpoints(true); slices.ContainsFunc(bps, func(bp *api.Breakpoint) bool { return bp.Name == nextName }) {
+		t.Errorf("a temporary breakpoint is left: %+v", bps)
 	}
 }
