@@ -34,8 +34,15 @@
 //     logical order; ListFunctions lists logical functions;
 //   - Next in a split function stops at the statements of every fragment
 //     (Delve's refuses in moved code, "no source for PC", and runs
-//     through moved code from the entry fragment); StepOut from moved code
+//     through moved code from the entry fragment), and Step also at the
+//     start of the functions the line calls; StepOut from moved code
 //     returns to the caller the repaired stack shows;
+//   - ListFunctionArgs, ListLocalVariables, EvalVariable and Stacktrace
+//     with variables read the variables of frames in moved code through
+//     package locals (Delve: "unable to find function context"), with the
+//     frame's registers, its CFA from the fragment's FDE and memory read
+//     over the API; in other frames they read the variables Delve gives
+//     up on (DW_OP_entry_value, DW_FORM_loclistx);
 //   - breakpoints with moved addresses are set again after Restart, at
 //     the new load bias (Delve drops addresses it was given as a list).
 //

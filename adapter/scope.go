@@ -62,7 +62,8 @@ func (c *Client) ListScopeRegisters(scope api.EvalScope, includeFp bool) (api.Re
 }
 
 // ListLocalVariables implements service.Client; in a frame in moved code
-// the Client reads them (vars.go).
+// the Client reads them, elsewhere it reads those Delve gives up on
+// (vars.go).
 func (c *Client) ListLocalVariables(scope api.EvalScope, cfg api.LoadConfig) ([]api.Variable, error) {
 	if rd, fr, ok, err := c.movedFrame(scope); ok {
 		if err != nil {
@@ -74,11 +75,16 @@ func (c *Client) ListLocalVariables(scope api.EvalScope, cfg api.LoadConfig) ([]
 	if err != nil {
 		return nil, err
 	}
-	return c.RPCClient.ListLocalVariables(ds, cfg)
+	vs, err := c.RPCClient.ListLocalVariables(ds, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return c.repair(scope, vs, locals.Locals, cfg), nil
 }
 
 // ListFunctionArgs implements service.Client; in a frame in moved code
-// the Client reads them (vars.go).
+// the Client reads them, elsewhere it reads those Delve gives up on
+// (vars.go).
 func (c *Client) ListFunctionArgs(scope api.EvalScope, cfg api.LoadConfig) ([]api.Variable, error) {
 	if rd, fr, ok, err := c.movedFrame(scope); ok {
 		if err != nil {
@@ -90,7 +96,11 @@ func (c *Client) ListFunctionArgs(scope api.EvalScope, cfg api.LoadConfig) ([]ap
 	if err != nil {
 		return nil, err
 	}
-	return c.RPCClient.ListFunctionArgs(ds, cfg)
+	vs, err := c.RPCClient.ListFunctionArgs(ds, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return c.repair(scope, vs, locals.Args, cfg), nil
 }
 
 // EvalVariable implements service.Client; in a frame in moved code the

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/go-delve/delve/pkg/dwarf/op"
 	"github.com/go-delve/delve/service/api"
@@ -24,6 +26,13 @@ import (
 // movedFrame returns the frame of scope for package locals when its PC
 // lies in moved code; ok is false when it does not (Delve answers).
 func (c *Client) movedFrame(scope api.EvalScope) (rd *locals.Reader, fr *locals.Frame, ok bool, err error) {
+	return c.scopeFrame(scope, true)
+}
+
+// scopeFrame returns the frame of scope for package locals; ok is false
+// when it is a deferred call's, when Delve has no such frame, or when
+// onlyMoved is set and the frame is not in moved code.
+func (c *Client) scopeFrame(scope api.EvalScope, onlyMoved bool) (rd *locals.Reader, fr *locals.Frame, ok bool, err error) {
 	if scope.DeferredCall > 0 {
 		return nil, nil, false, nil
 	}
@@ -32,7 +41,7 @@ func (c *Client) movedFrame(scope api.EvalScope) (rd *locals.Reader, fr *locals.
 		return nil, nil, false, nil
 	}
 	f, found := c.frame(frames[scope.Frame].PC, scope.Frame > 0)
-	if !found || !f.Moved() {
+	if !found || onlyMoved && !f.Moved() {
 		return nil, nil, false, nil
 	}
 	var regs regSet
@@ -49,7 +58,47 @@ func (c *Client) movedFrame(scope api.EvalScope) (rd *locals.Reader, fr *locals.
 	}
 	u := &unwinder{res: c.res, mem: memory{read: c.readMemory}}
 	rd, fr, err = c.localsFrame(u, &regs, scope.Frame == 0, 0)
+	if err == nil {
+		fr.Line = frames[scope.Frame].Line // the line the frame shows decides what is visible
+	}
 	return rd, fr, true, err
+}
+
+// delveCannot reports an Unreadable with which Delve 1.27 gives up on
+// DWARF it does not implement: DW_OP_entry_value and its GNU form, and
+// location lists by index (DW_FORM_loclistx, clang's DWARF 5).
+func delveCannot(unreadable string) bool {
+	return strings.HasSuffix(unreadable, "invalid instruction 0xa3") ||
+		strings.HasSuffix(unreadable, "invalid instruction 0xf3") ||
+		unreadable == "could not interpret location attribute Location"
+}
+
+// repair replaces the variables Delve read in scope but gave up on
+// (delveCannot) by package locals' reading of them; it costs nothing
+// when Delve read them all.
+func (c *Client) repair(scope api.EvalScope, vs []api.Variable, which locals.Which, cfg api.LoadConfig) []api.Variable {
+	if !slices.ContainsFunc(vs, func(v api.Variable) bool { return delveCannot(v.Unreadable) }) {
+		return vs
+	}
+	rd, fr, ok, err := c.scopeFrame(scope, false)
+	if !ok || err != nil {
+		return vs
+	}
+	ours, err := rd.Variables(fr, which, cfg)
+	if err != nil {
+		return vs
+	}
+	for i := range vs {
+		if !delveCannot(vs[i].Unreadable) {
+			continue
+		}
+		j := slices.IndexFunc(ours, func(v api.Variable) bool { return v.Name == vs[i].Name && v.DeclLine == vs[i].DeclLine })
+		if j >= 0 && ours[j].Unreadable == "" {
+			ours[j].Flags |= vs[i].Flags & api.VariableShadowed
+			vs[i] = ours[j]
+		}
+	}
+	return vs
 }
 
 // callerSaved are the DWARF numbers of rax, rdx, rcx, rsi, rdi and

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -635,8 +636,13 @@ func listRegisters(s *session, ad *adapter.Client, arg json.RawMessage) (any, er
 
 func listLocalVars(s *session, ad *adapter.Client, arg json.RawMessage) (any, error) {
 	in, err := decode[rpc2.ListLocalVarsIn](arg)
-	if err != nil || in.Scope.Frame == 0 && !ad.MovedFrame(in.Scope) {
-		return frameZero(s, "ListLocalVars", arg, err)
+	if err != nil {
+		return nil, err
+	}
+	if in.Scope.Frame == 0 && !ad.MovedFrame(in.Scope) {
+		if raw, ok := frameZeroVars(s, "ListLocalVars", arg); ok {
+			return raw, nil
+		}
 	}
 	vs, err := ad.ListLocalVariables(in.Scope, in.Cfg)
 	if err != nil {
@@ -647,8 +653,13 @@ func listLocalVars(s *session, ad *adapter.Client, arg json.RawMessage) (any, er
 
 func listFunctionArgs(s *session, ad *adapter.Client, arg json.RawMessage) (any, error) {
 	in, err := decode[rpc2.ListFunctionArgsIn](arg)
-	if err != nil || in.Scope.Frame == 0 && !ad.MovedFrame(in.Scope) {
-		return frameZero(s, "ListFunctionArgs", arg, err)
+	if err != nil {
+		return nil, err
+	}
+	if in.Scope.Frame == 0 && !ad.MovedFrame(in.Scope) {
+		if raw, ok := frameZeroVars(s, "ListFunctionArgs", arg); ok {
+			return raw, nil
+		}
 	}
 	vs, err := ad.ListFunctionArgs(in.Scope, in.Cfg)
 	if err != nil {
@@ -681,6 +692,19 @@ func frameZero(s *session, name string, arg json.RawMessage, err error) (any, er
 		return nil, err
 	}
 	return s.forward(name, arg)
+}
+
+// frameZeroVars forwards a variables call in frame 0; ok is false when
+// it failed or Delve gave up on a variable (adapter.Client repairs those:
+// the answer is then the adapter's).
+func frameZeroVars(s *session, name string, arg json.RawMessage) (json.RawMessage, bool) {
+	raw, err := s.forward(name, arg)
+	if err != nil || bytes.Contains(raw, []byte("invalid instruction 0xa3")) ||
+		bytes.Contains(raw, []byte("invalid instruction 0xf3")) ||
+		bytes.Contains(raw, []byte("could not interpret location attribute")) {
+		return nil, false
+	}
+	return raw, true
 }
 
 func createWatchpoint(s *session, ad *adapter.Client, arg json.RawMessage) (any, error) {

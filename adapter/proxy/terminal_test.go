@@ -128,7 +128,7 @@ func TestTerminalHotPath(t *testing.T) {
 			same := func(cmds, out, pout []string) {
 				t.Helper()
 				for i := range cmds {
-					if got, want := mask(out[i]), mask(pout[i]); got != want {
+					if got, want := mask(out[i]), mask(pout[i]); got != want && !repairedText(got, want) {
 						t.Errorf("(dlv) %s printed\n%s\nthrough the proxy, and\n%s\ndirectly", cmds[i], got, want)
 					}
 				}
@@ -146,7 +146,7 @@ func TestTerminalHotPath(t *testing.T) {
 				if cmd == "threads" || cmd == "goroutines" {
 					got, want = sortLines(got), sortLines(want)
 				}
-				if got != want {
+				if got != want && !repairedText(got, want) {
 					t.Errorf("(dlv) %s printed\n%s\nthrough the proxy, and\n%s\ndirectly at the same stop", cmd, got, want)
 				}
 			}
@@ -157,6 +157,45 @@ func TestTerminalHotPath(t *testing.T) {
 			match(t, "continue", out[len(out)-1], `has exited with status 0`)
 		})
 	}
+}
+
+// delveGaveUp matches what Delve prints for a variable whose DWARF it does
+// not implement (DW_OP_entry_value, DW_FORM_loclistx); the adapter reads
+// those variables.
+var delveGaveUp = regexp.MustCompile(`invalid instruction 0x(a3|f3)|could not interpret location attribute`)
+
+// repairedText reports whether the proxy's output differs from Delve's
+// only in variables Delve gave up on, which the proxy shows (the adapter
+// reads those it can). A variable is a "name = value" line and the
+// indented or continued lines after it.
+func repairedText(proxy, plain string) bool {
+	pb, db := varBlocks(proxy), varBlocks(plain)
+	if len(pb) != len(db) || !delveGaveUp.MatchString(plain) {
+		return false
+	}
+	for i := range db {
+		name, _, ok := strings.Cut(db[i], " = ")
+		if pb[i] != db[i] && (!ok || !delveGaveUp.MatchString(db[i]) || !strings.HasPrefix(pb[i], name+" = ")) {
+			return false
+		}
+	}
+	return true
+}
+
+var varLine = regexp.MustCompile(`^[A-Za-z_][\w.]* = `)
+
+// varBlocks splits terminal output into variables (see repairedText) and
+// other lines.
+func varBlocks(out string) []string {
+	var blocks []string
+	for _, l := range strings.Split(out, "\n") {
+		if len(blocks) > 0 && !varLine.MatchString(l) && varLine.MatchString(blocks[len(blocks)-1]) && l != "" {
+			blocks[len(blocks)-1] += "\n" + l
+			continue
+		}
+		blocks = append(blocks, l)
+	}
+	return blocks
 }
 
 var addrList = regexp.MustCompile(`0x[0-9a-f]+(,0x[0-9a-f]+)+`)

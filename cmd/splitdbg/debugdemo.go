@@ -13,7 +13,8 @@ import (
 
 // runDebugDemo runs the embedded demo binary on its cold path under
 // Delve, sets a breakpoint on a cold line through plain Delve and through
-// splitdbg's client, continues, and prints both backtraces.
+// splitdbg's client, continues, and prints both backtraces and both
+// answers to args.
 func runDebugDemo(c *cli) error {
 	w := c.stdout
 	fmt.Fprintln(w, "\nDebugging the demo binary with Delve, cold path (\"demo cold\"):")
@@ -81,6 +82,25 @@ func runDebugDemo(c *cli) error {
 	frames("plain Delve", st, err)
 	st, err = client.Stacktrace(th.GoroutineID, 10, 0, 0, nil)
 	frames("splitdbg   ", st, err)
+
+	fmt.Fprintf(w, "\n  args\n")
+	scope := api.EvalScope{GoroutineID: th.GoroutineID}
+	cfg := api.LoadConfig{MaxStringLen: 64, MaxArrayValues: 64, MaxStructFields: -1}
+	args := func(name string, vs []api.Variable, err error) {
+		if err != nil {
+			fmt.Fprintf(w, "    %s: error: %v\n", name, err)
+			return
+		}
+		fmt.Fprintf(w, "    %s:", name)
+		for _, v := range vs {
+			fmt.Fprintf(w, " %s = %s", v.Name, v.SinglelineString())
+		}
+		fmt.Fprintln(w)
+	}
+	vs, err := plain.ListFunctionArgs(scope, cfg)
+	args("plain Delve", vs, err)
+	vs, err = client.ListFunctionArgs(scope, cfg)
+	args("splitdbg   ", vs, err)
 	return nil
 }
 

@@ -242,6 +242,14 @@ func TestDemo(t *testing.T) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
 	}
+	// The Delve part runs where the kernel lets this process trace.
+	if strings.Contains(out, "splitdbg    bt:") {
+		for _, want := range []string{"in C.scale at demo/demo.c:25", "plain Delve: error: unable to find function context", "splitdbg   : x = 7 k = 0"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("demo output lacks %q:\n%s", want, out)
+			}
+		}
+	}
 	// The embedded binary is the checked-in one.
 	disk, err := os.ReadFile(testbin.Path(t, "demo"))
 	if err == nil && !bytes.Equal(disk, demoBinary) {
