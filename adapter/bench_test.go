@@ -158,5 +158,45 @@ func (c *Client) forget() {
 	c.mu.Lock()
 	c.gen++
 	c.stacks = nil
+	c.frames = nil
 	c.mu.Unlock()
+}
+
+// BenchmarkArgs reads the arguments of a frame at vars' cold stop. "moved"
+// is frame 0, in moved code, through the client (plain Delve cannot);
+// its reference is plain Delve's reading of frame 1 (main, two locals
+// and two arguments) at the same stop. "hot" is frame 1 through the
+// client against plain Delve: the pass-through. The client reads a
+// frame's registers and memory once per stop: "first" drops them before
+// each call, the cost of the first args at a stop.
+func BenchmarkArgs(b *testing.B) {
+	s := startDelve(b, "vars", "cold")
+	file, line := coldLine(b, "vars/vars.c", "inspect")
+	if _, err := s.client.CreateBreakpoint(&api.Breakpoint{File: file, Line: line}); err != nil {
+		b.Fatal(err)
+	}
+	if st := <-s.client.Continue(); st.Err != nil {
+		b.Fatal(st.Err)
+	}
+	up := api.EvalScope{GoroutineID: -1, Frame: 1}
+	read := func(f func(api.EvalScope, api.LoadConfig) ([]api.Variable, error), scope api.EvalScope) func() {
+		return func() {
+			if _, err := f(scope, loadCfg); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.Run("moved", func(b *testing.B) {
+		compare(b, read(s.plain.ListFunctionArgs, up), read(s.client.ListFunctionArgs, curScope))
+	})
+	b.Run("moved-first", func(b *testing.B) {
+		args := read(s.client.ListFunctionArgs, curScope)
+		compare(b, read(s.plain.ListFunctionArgs, up), func() { s.client.forget(); args() })
+	})
+	b.Run("moved-locals", func(b *testing.B) {
+		compare(b, read(s.plain.ListLocalVariables, up), read(s.client.ListLocalVariables, curScope))
+	})
+	b.Run("hot", func(b *testing.B) {
+		compare(b, read(s.plain.ListFunctionArgs, up), read(s.client.ListFunctionArgs, up))
+	})
 }

@@ -134,7 +134,7 @@ func TestUnwindStep(t *testing.T) {
 	pc := res.Locs[0].PC
 	const sp = 0x7ffc0000
 	mem := map[uint64]uint64{sp: 0x1111, sp + 8: 0x10fa}
-	u := unwinder{res: r, mem: memory{read: func(addr uint64, n int) ([]byte, error) {
+	u := unwinder{res: r, mem: &memory{read: func(addr uint64, n int) ([]byte, error) {
 		b := make([]byte, n)
 		for i := 0; i+8 <= n; i += 8 {
 			v := mem[addr+uint64(i)]

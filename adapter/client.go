@@ -34,6 +34,9 @@ type Client struct {
 	// stacks holds, by goroutine, the repair of its stack at this stop
 	// (nil: it needs none).
 	stacks map[int64]*splice
+	// frames holds, by scope, the frames package locals read variables in
+	// at this stop, with the memory they read.
+	frames map[api.EvalScope]*scopeFrame
 	// armed holds the breakpoints with addresses in moved code, by ID.
 	armed map[int]*armed
 }
@@ -79,6 +82,7 @@ func (c *Client) moved() {
 	c.mu.Lock()
 	c.gen++
 	c.stacks = nil
+	c.frames = nil
 	c.state = nil
 	c.mu.Unlock()
 }

@@ -201,8 +201,7 @@ func (c *Client) unwindMoved(gid int64, frames []api.Stackframe) (*splice, error
 // unwindFrom unwinds from frame 0's registers (and its CFA, if known)
 // and splices Delve's frames back.
 func (c *Client) unwindFrom(regs *regSet, cfa0 uint64, frames []api.Stackframe, mem *memory) (*splice, error) {
-	u := unwinder{res: c.res, mem: *mem}
-	defer func() { *mem = u.mem }()
+	u := unwinder{res: c.res, mem: mem}
 	sp := cfa0
 	if v, ok := regs.get(regRSP); ok {
 		sp = v

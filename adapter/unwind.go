@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/go-delve/delve/pkg/dwarf/frame"
 	"github.com/go-delve/delve/service/api"
@@ -88,9 +89,11 @@ func apiRegisters(r *regSet) api.Registers {
 }
 
 // memory reads target memory over the API in aligned blocks, so the few
-// words one unwind reads from a stack cost one or two calls.
+// words one unwind reads from a stack cost one or two calls, and the
+// variables of a frame read at a stop are read once.
 type memory struct {
 	read   func(addr uint64, n int) ([]byte, error)
+	mu     sync.Mutex // guards blocks: a frame's memory serves concurrent calls
 	blocks map[uint64][]byte
 }
 
@@ -107,6 +110,8 @@ func (m *memory) prefetch(sp uint64) {
 	if err != nil || len(b) != n {
 		return
 	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.blocks == nil {
 		m.blocks = make(map[uint64][]byte)
 	}
@@ -116,26 +121,42 @@ func (m *memory) prefetch(sp uint64) {
 }
 
 func (m *memory) uint64(addr uint64) (uint64, error) {
-	base := addr &^ (memBlock - 1)
-	if addr+8 > base+memBlock {
-		b, err := m.read(addr, 8)
-		if err != nil {
-			return 0, err
-		}
-		return binary.LittleEndian.Uint64(b), nil
+	b, err := m.readAt(addr, 8)
+	if err != nil {
+		return 0, err
 	}
+	return binary.LittleEndian.Uint64(b), nil
+}
+
+// readAt reads n bytes at addr: from a block when they lie in one, which
+// is read whole the first time; directly otherwise.
+func (m *memory) readAt(addr uint64, n int) ([]byte, error) {
+	base := addr &^ (memBlock - 1)
+	if n < 0 || addr+uint64(n) > base+memBlock || addr+uint64(n) < addr {
+		b, err := m.read(addr, n)
+		if err == nil && len(b) < n {
+			err = fmt.Errorf("adapter: short read at %#x", addr)
+		}
+		return b, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	blk, ok := m.blocks[base]
 	if !ok {
 		var err error
 		if blk, err = m.read(base, memBlock); err != nil {
-			return 0, err
+			// The block may cross into unmapped memory: read just this.
+			return m.read(addr, n)
+		}
+		if len(blk) < memBlock {
+			return nil, fmt.Errorf("adapter: short read at %#x", base)
 		}
 		if m.blocks == nil {
 			m.blocks = make(map[uint64][]byte)
 		}
 		m.blocks[base] = blk
 	}
-	return binary.LittleEndian.Uint64(blk[addr-base:]), nil
+	return blk[addr-base : addr-base+uint64(n)], nil
 }
 
 // errNoCFI reports a PC that no .eh_frame entry of a known image covers.
@@ -148,7 +169,7 @@ var errUnknownReg = errors.New("register unknown")
 // over the API.
 type unwinder struct {
 	res *Resolver
-	mem memory
+	mem *memory
 }
 
 // covered reports whether an .eh_frame entry covers the code at pc.

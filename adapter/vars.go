@@ -26,25 +26,58 @@ import (
 // movedFrame returns the frame of scope for package locals when its PC
 // lies in moved code; ok is false when it does not (Delve answers).
 func (c *Client) movedFrame(scope api.EvalScope) (rd *locals.Reader, fr *locals.Frame, ok bool, err error) {
-	return c.scopeFrame(scope, true)
+	sf := c.scopeFrame(scope)
+	if !sf.known || !sf.moved {
+		return nil, nil, false, nil
+	}
+	return sf.rd, sf.fr, true, sf.err
 }
 
-// scopeFrame returns the frame of scope for package locals; ok is false
-// when it is a deferred call's, when Delve has no such frame, or when
-// onlyMoved is set and the frame is not in moved code.
-func (c *Client) scopeFrame(scope api.EvalScope, onlyMoved bool) (rd *locals.Reader, fr *locals.Frame, ok bool, err error) {
+// scopeFrame is a frame of the stopped target for package locals, built
+// once per stop: its registers, CFA and memory are read once, and later
+// calls at the stop read variables from memory already read.
+type scopeFrame struct {
+	known bool // Delve has the frame (not a deferred call's)
+	moved bool // its PC is in moved code
+	rd    *locals.Reader
+	fr    *locals.Frame
+	err   error
+}
+
+// scopeFrame returns the frame of scope for package locals.
+func (c *Client) scopeFrame(scope api.EvalScope) *scopeFrame {
+	c.mu.Lock()
+	sf, ok := c.frames[scope]
+	c.mu.Unlock()
+	if ok {
+		return sf
+	}
+	sf = c.newScopeFrame(scope)
+	c.mu.Lock()
+	if c.frames == nil {
+		c.frames = make(map[api.EvalScope]*scopeFrame)
+	}
+	c.frames[scope] = sf
+	c.mu.Unlock()
+	return sf
+}
+
+func (c *Client) newScopeFrame(scope api.EvalScope) *scopeFrame {
+	sf := &scopeFrame{}
 	if scope.DeferredCall > 0 {
-		return nil, nil, false, nil
+		return sf
 	}
-	frames, err := c.Stacktrace(scope.GoroutineID, scope.Frame, 0, 0, nil)
-	if err != nil || scope.Frame >= len(frames) {
-		return nil, nil, false, nil
+	pc, line, ok := c.framePC(scope)
+	if !ok {
+		return sf
 	}
-	f, found := c.frame(frames[scope.Frame].PC, scope.Frame > 0)
-	if !found || onlyMoved && !f.Moved() {
-		return nil, nil, false, nil
+	f, found := c.frame(pc, scope.Frame > 0)
+	if !found {
+		return sf
 	}
+	sf.known, sf.moved = true, f.Moved()
 	var regs regSet
+	var err error
 	if scope.Frame == 0 {
 		regs, err = c.topRegisters(scope.GoroutineID)
 	} else {
@@ -54,14 +87,36 @@ func (c *Client) scopeFrame(scope api.EvalScope, onlyMoved bool) (rd *locals.Rea
 		}
 	}
 	if err != nil {
-		return nil, nil, true, fmt.Errorf("adapter: registers of frame %d: %w", scope.Frame, err)
+		sf.err = fmt.Errorf("adapter: registers of frame %d: %w", scope.Frame, err)
+		return sf
 	}
-	u := &unwinder{res: c.res, mem: memory{read: c.readMemory}}
-	rd, fr, err = c.localsFrame(u, &regs, scope.Frame == 0, 0)
-	if err == nil {
-		fr.Line = frames[scope.Frame].Line // the line the frame shows decides what is visible
+	u := &unwinder{res: c.res, mem: &memory{read: c.readMemory}}
+	if sp, ok := regs.get(regRSP); ok {
+		u.mem.prefetch(sp) // the frame's locals, and the caller's for entry values
 	}
-	return rd, fr, true, err
+	sf.rd, sf.fr, sf.err = c.localsFrame(u, &regs, scope.Frame == 0, 0)
+	if sf.err == nil {
+		sf.fr.Line = line // the line the frame shows decides what is visible
+	}
+	return sf
+}
+
+// framePC returns the PC and line of the frame of scope as the Client
+// shows it: frame 0 of the current goroutine from the stop, others from
+// the (repaired) stack.
+func (c *Client) framePC(scope api.EvalScope) (pc uint64, line int, ok bool) {
+	if scope.Frame == 0 {
+		st, err := c.stopState()
+		if err == nil && st.CurrentThread != nil && (scope.GoroutineID < 0 ||
+			st.SelectedGoroutine != nil && st.SelectedGoroutine.ID == scope.GoroutineID) {
+			return st.CurrentThread.PC, st.CurrentThread.Line, true
+		}
+	}
+	frames, err := c.Stacktrace(scope.GoroutineID, scope.Frame, 0, 0, nil)
+	if err != nil || scope.Frame >= len(frames) {
+		return 0, 0, false
+	}
+	return frames[scope.Frame].PC, frames[scope.Frame].Line, true
 }
 
 // delveCannot reports an Unreadable with which Delve 1.27 gives up on
@@ -80,11 +135,11 @@ func (c *Client) repair(scope api.EvalScope, vs []api.Variable, which locals.Whi
 	if !slices.ContainsFunc(vs, func(v api.Variable) bool { return delveCannot(v.Unreadable) }) {
 		return vs
 	}
-	rd, fr, ok, err := c.scopeFrame(scope, false)
-	if !ok || err != nil {
+	sf := c.scopeFrame(scope)
+	if !sf.known || sf.err != nil {
 		return vs
 	}
-	ours, err := rd.Variables(fr, which, cfg)
+	ours, err := sf.rd.Variables(sf.fr, which, cfg)
 	if err != nil {
 		return vs
 	}
@@ -109,19 +164,14 @@ var callerSaved = [...]uint64{0, 1, 2, 4, 5, 8, 9, 10, 11}
 // where the Client, not Delve, reads variables. Frame 0 of the current
 // goroutine costs no call after a stop the Client has seen.
 func (c *Client) MovedFrame(scope api.EvalScope) bool {
-	if scope.Frame == 0 && scope.DeferredCall == 0 {
-		st, err := c.stopState()
-		if err == nil && st.CurrentThread != nil && (scope.GoroutineID < 0 ||
-			st.SelectedGoroutine != nil && st.SelectedGoroutine.ID == scope.GoroutineID) {
-			f, ok := c.frame(st.CurrentThread.PC, false)
-			return ok && f.Moved()
-		}
-	}
-	frames, err := c.Stacktrace(scope.GoroutineID, scope.Frame, 0, 0, nil)
-	if err != nil || scope.Frame >= len(frames) {
+	if scope.DeferredCall > 0 {
 		return false
 	}
-	f, ok := c.frame(frames[scope.Frame].PC, scope.Frame > 0)
+	pc, _, ok := c.framePC(scope)
+	if !ok {
+		return false
+	}
+	f, ok := c.frame(pc, scope.Frame > 0)
 	return ok && f.Moved()
 }
 
@@ -188,7 +238,7 @@ func (c *Client) localsFrame(u *unwinder, regs *regSet, top bool, depth int) (*l
 		Line:       f.Line,
 		Bias:       im.bias,
 		Regs:       dwarfRegisters(regs, cfa, im.bias),
-		Mem:        c.readMemory,
+		Mem:        u.mem.readAt,
 		Caller: func() (*locals.Reader, *locals.Frame, error) {
 			switch {
 			case stepErr != nil:

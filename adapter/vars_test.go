@@ -293,7 +293,7 @@ func TestVariablesAsDelve(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			u := &unwinder{res: c.res, mem: memory{read: c.readMemory}}
+			u := &unwinder{res: c.res, mem: &memory{read: c.readMemory}}
 			rd, fr, err := c.localsFrame(u, &regs, true, 0)
 			if err != nil {
 				t.Fatal(err)
