@@ -64,15 +64,8 @@ func (c *Client) scopeFrame(scope api.EvalScope) *scopeFrame {
 
 func (c *Client) newScopeFrame(scope api.EvalScope) *scopeFrame {
 	sf := &scopeFrame{}
-	if scope.DeferredCall > 0 {
-		return sf
-	}
-	pc, line, ok := c.framePC(scope)
+	f, line, ok := c.frameOf(scope)
 	if !ok {
-		return sf
-	}
-	f, found := c.frame(pc, scope.Frame > 0)
-	if !found {
 		return sf
 	}
 	sf.known, sf.moved = true, f.Moved()
@@ -164,15 +157,23 @@ var callerSaved = [...]uint64{0, 1, 2, 4, 5, 8, 9, 10, 11}
 // where the Client, not Delve, reads variables. Frame 0 of the current
 // goroutine costs no call after a stop the Client has seen.
 func (c *Client) MovedFrame(scope api.EvalScope) bool {
-	if scope.DeferredCall > 0 {
-		return false
-	}
-	pc, _, ok := c.framePC(scope)
-	if !ok {
-		return false
-	}
-	f, ok := c.frame(pc, scope.Frame > 0)
+	f, _, ok := c.frameOf(scope)
 	return ok && f.Moved()
+}
+
+// frameOf returns the logical frame of scope and the line the Client
+// shows for it; ok is false for a deferred call's frame and for frames
+// Delve does not have.
+func (c *Client) frameOf(scope api.EvalScope) (f Frame, line int, ok bool) {
+	if scope.DeferredCall > 0 {
+		return f, 0, false
+	}
+	pc, line, ok := c.framePC(scope)
+	if !ok {
+		return f, 0, false
+	}
+	f, ok = c.frame(pc, scope.Frame > 0)
+	return f, line, ok
 }
 
 // frameVariables fills in the arguments and locals of the frames in

@@ -15,14 +15,10 @@ func (r *Reader) findLocation(u *unit, off, pc uint64) ([]byte, error) {
 	if u.version >= 5 {
 		return r.findLocLists(u, off, pc)
 	}
-	if r.loc == nil {
-		return nil, fmt.Errorf("location list at %#x: no .debug_loc section", off)
+	c, err := r.listCursor(".debug_loc", r.loc, off)
+	if err != nil {
+		return nil, err
 	}
-	if off >= uint64(len(r.loc)) {
-		return nil, fmt.Errorf("locals: %w", cursor.Errorf(".debug_loc", int64(off), cursor.ErrTruncated, "location list offset beyond the section"))
-	}
-	c := cursor.New(".debug_loc", int64(off), r.loc[off:])
-	c.SetByteOrder(r.bo)
 	base := u.lowPC
 	for !c.Done() {
 		lo, hi := c.U64(), c.U64()
@@ -60,6 +56,20 @@ func (r *Reader) listOffset(u *unit, v any) (uint64, error) {
 	return 0, fmt.Errorf("location list reference of type %T", v)
 }
 
+// listCursor returns a cursor on the location list at off in section
+// name, whose contents are data (nil when the file has no such section).
+func (r *Reader) listCursor(name string, data []byte, off uint64) (*cursor.Cursor, error) {
+	if data == nil {
+		return nil, fmt.Errorf("location list at %#x: no %s section", off, name)
+	}
+	if off >= uint64(len(data)) {
+		return nil, fmt.Errorf("locals: %w", cursor.Errorf(name, int64(off), cursor.ErrTruncated, "location list offset beyond the section"))
+	}
+	c := cursor.New(name, int64(off), data[off:])
+	c.SetByteOrder(r.bo)
+	return c, nil
+}
+
 // DW_LLE_* (DWARF 5 section 7.7.3).
 const (
 	lleEndOfList = iota
@@ -74,14 +84,10 @@ const (
 )
 
 func (r *Reader) findLocLists(u *unit, off, pc uint64) ([]byte, error) {
-	if r.loclists == nil {
-		return nil, fmt.Errorf("location list at %#x: no .debug_loclists section", off)
+	c, err := r.listCursor(".debug_loclists", r.loclists, off)
+	if err != nil {
+		return nil, err
 	}
-	if off >= uint64(len(r.loclists)) {
-		return nil, fmt.Errorf("locals: %w", cursor.Errorf(".debug_loclists", int64(off), cursor.ErrTruncated, "location list offset beyond the section"))
-	}
-	c := cursor.New(".debug_loclists", int64(off), r.loclists[off:])
-	c.SetByteOrder(r.bo)
 	base := u.lowPC
 	var deflt []byte
 	for !c.Done() {
