@@ -36,7 +36,7 @@ split functions with their fragments and branch sites, looks up a few
 addresses in hot and cold fragments, and resolves breakpoints on source
 lines whose code was moved to a cold fragment, and debugs it with Delve
 through splitdbg's client beside plain Delve (when the kernel lets it
-trace: ptrace). Then, on a small clang
+trace: ptrace): the backtrace and the arguments at a cold line. Then, on a small clang
 binary with a basic-block address map, also embedded, shows a split
 function's fragments with the IDs of their basic blocks and maps a few
 addresses to blocks.`,
