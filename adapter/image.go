@@ -19,8 +19,9 @@ type image struct {
 	path string
 	// bias is the load bias: runtime address = link-time address + bias.
 	bias uint64
-	// segs are the link-time ranges of its PT_LOAD segments.
-	segs []splitinfo.Range
+	// segs are the link-time ranges of its PT_LOAD segments; ro those of
+	// the read-only ones, as far as the file backs them.
+	segs, ro []splitinfo.Range
 
 	once sync.Once
 	tab  *tables
@@ -53,6 +54,9 @@ func openImage(path string, bias uint64) (*image, error) {
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_LOAD && p.Memsz > 0 {
 			im.segs = append(im.segs, splitinfo.Range{Start: p.Vaddr, End: p.Vaddr + p.Memsz})
+			if p.Flags&elf.PF_W == 0 {
+				im.ro = append(im.ro, splitinfo.Range{Start: p.Vaddr, End: p.Vaddr + p.Filesz})
+			}
 		}
 	}
 	return im, nil
@@ -101,6 +105,26 @@ func (im *image) contains(pc uint64) bool {
 		}
 	}
 	return false
+}
+
+// readOnly reads n bytes at the link-time address link from the file,
+// when they lie in a read-only segment: what the process holds there is
+// the file's contents for its whole life (string literals, constants).
+func (im *image) readOnly(link uint64, n int) ([]byte, bool) {
+	if n <= 0 || link+uint64(n) < link {
+		return nil, false
+	}
+	for _, r := range im.ro {
+		if r.Start <= link && link+uint64(n) <= r.End {
+			t, err := im.load()
+			if err != nil {
+				return nil, false
+			}
+			b, err := t.f.ReadVA(link, uint64(n))
+			return b, err == nil && len(b) == n
+		}
+	}
+	return nil, false
 }
 
 // frames returns the image's .eh_frame call frame information, parsed by

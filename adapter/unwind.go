@@ -92,7 +92,10 @@ func apiRegisters(r *regSet) api.Registers {
 // words one unwind reads from a stack cost one or two calls, and the
 // variables of a frame read at a stop are read once.
 type memory struct {
-	read   func(addr uint64, n int) ([]byte, error)
+	read func(addr uint64, n int) ([]byte, error)
+	// static, if set, reads what is the same in the process as in its
+	// files (read-only segments) without a call.
+	static func(addr uint64, n int) ([]byte, bool)
 	mu     sync.Mutex // guards blocks: a frame's memory serves concurrent calls
 	blocks map[uint64][]byte
 }
@@ -128,9 +131,15 @@ func (m *memory) uint64(addr uint64) (uint64, error) {
 	return binary.LittleEndian.Uint64(b), nil
 }
 
-// readAt reads n bytes at addr: from a block when they lie in one, which
-// is read whole the first time; directly otherwise.
+// readAt reads n bytes at addr: from the files (static) when it can, from
+// a block when they lie in one, which is read whole the first time;
+// directly otherwise.
 func (m *memory) readAt(addr uint64, n int) ([]byte, error) {
+	if m.static != nil {
+		if b, ok := m.static(addr, n); ok {
+			return b, nil
+		}
+	}
 	base := addr &^ (memBlock - 1)
 	if n < 0 || addr+uint64(n) > base+memBlock || addr+uint64(n) < addr {
 		b, err := m.read(addr, n)

@@ -83,7 +83,7 @@ func (c *Client) newScopeFrame(scope api.EvalScope) *scopeFrame {
 		sf.err = fmt.Errorf("adapter: registers of frame %d: %w", scope.Frame, err)
 		return sf
 	}
-	u := &unwinder{res: c.res, mem: &memory{read: c.readMemory}}
+	u := &unwinder{res: c.res, mem: &memory{read: c.readMemory, static: c.readOnly}}
 	if sp, ok := regs.get(regRSP); ok {
 		u.mem.prefetch(sp) // the frame's locals, and the caller's for entry values
 	}
@@ -264,6 +264,15 @@ func dwarfRegisters(r *regSet, cfa, bias uint64) *op.DwarfRegisters {
 	}
 	regs.CFA = int64(cfa)
 	return regs
+}
+
+// readOnly reads n bytes of the process at addr from the file of its
+// image, when they lie in a read-only segment.
+func (c *Client) readOnly(addr uint64, n int) ([]byte, bool) {
+	if im := c.res.imageOf(addr); im != nil {
+		return im.readOnly(addr-im.bias, n)
+	}
+	return nil, false
 }
 
 // readMemory reads n bytes of the process at addr, in as many calls as
