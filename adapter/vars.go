@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/go-delve/delve/pkg/dwarf/op"
 	"github.com/go-delve/delve/service/api"
@@ -46,13 +47,32 @@ type scopeFrame struct {
 
 // scopeFrame returns the frame of scope for package locals.
 func (c *Client) scopeFrame(scope api.EvalScope) *scopeFrame {
-	c.mu.Lock()
-	sf, ok := c.frames[scope]
-	c.mu.Unlock()
-	if ok {
+	if sf := c.cachedFrame(scope); sf != nil {
 		return sf
 	}
-	sf = c.newScopeFrame(scope)
+	if scope.DeferredCall > 0 {
+		return &scopeFrame{}
+	}
+	pc, line, ok := c.framePC(scope)
+	if !ok {
+		return &scopeFrame{}
+	}
+	return c.scopeFrameAt(scope, pc, line)
+}
+
+func (c *Client) cachedFrame(scope api.EvalScope) *scopeFrame {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.frames[scope]
+}
+
+// scopeFrameAt returns the frame of scope, whose PC and line the Client
+// shows as pc and line.
+func (c *Client) scopeFrameAt(scope api.EvalScope, pc uint64, line int) *scopeFrame {
+	if sf := c.cachedFrame(scope); sf != nil {
+		return sf
+	}
+	sf := c.newScopeFrame(scope, pc, line)
 	c.mu.Lock()
 	if c.frames == nil {
 		c.frames = make(map[api.EvalScope]*scopeFrame)
@@ -62,9 +82,9 @@ func (c *Client) scopeFrame(scope api.EvalScope) *scopeFrame {
 	return sf
 }
 
-func (c *Client) newScopeFrame(scope api.EvalScope) *scopeFrame {
+func (c *Client) newScopeFrame(scope api.EvalScope, pc uint64, line int) *scopeFrame {
 	sf := &scopeFrame{}
-	f, line, ok := c.frameOf(scope)
+	f, ok := c.frame(pc, scope.Frame > 0)
 	if !ok {
 		return sf
 	}
@@ -112,20 +132,32 @@ func (c *Client) framePC(scope api.EvalScope) (pc uint64, line int, ok bool) {
 	return frames[scope.Frame].PC, frames[scope.Frame].Line, true
 }
 
-// delveCannot reports an Unreadable with which Delve 1.27 gives up on
-// DWARF it does not implement: DW_OP_entry_value and its GNU form, and
-// location lists by index (DW_FORM_loclistx, clang's DWARF 5).
-func delveCannot(unreadable string) bool {
-	return strings.HasSuffix(unreadable, "invalid instruction 0xa3") ||
-		strings.HasSuffix(unreadable, "invalid instruction 0xf3") ||
-		unreadable == "could not interpret location attribute Location"
+// delveGiveUps are what Delve 1.27 says of a variable whose DWARF it does
+// not implement: DW_OP_entry_value and its GNU form, and location lists
+// by index (DW_FORM_loclistx, clang's DWARF 5).
+var delveGiveUps = [...]string{
+	"invalid instruction 0xa3",
+	"invalid instruction 0xf3",
+	"could not interpret location attribute Location",
+}
+
+// DelveGaveUp reports whether s — a variable's Unreadable, or a whole
+// answer of Delve's — says Delve gave up on a variable the Client reads
+// (ListFunctionArgs and ListLocalVariables replace those).
+func DelveGaveUp(s string) bool {
+	for _, m := range delveGiveUps {
+		if strings.Contains(s, m) {
+			return true
+		}
+	}
+	return false
 }
 
 // repair replaces the variables Delve read in scope but gave up on
-// (delveCannot) by package locals' reading of them; it costs nothing
+// (DelveGaveUp) by package locals' reading of them; it costs nothing
 // when Delve read them all.
 func (c *Client) repair(scope api.EvalScope, vs []api.Variable, which locals.Which, cfg api.LoadConfig) []api.Variable {
-	if !slices.ContainsFunc(vs, func(v api.Variable) bool { return delveCannot(v.Unreadable) }) {
+	if !slices.ContainsFunc(vs, func(v api.Variable) bool { return DelveGaveUp(v.Unreadable) }) {
 		return vs
 	}
 	sf := c.scopeFrame(scope)
@@ -137,7 +169,7 @@ func (c *Client) repair(scope api.EvalScope, vs []api.Variable, which locals.Whi
 		return vs
 	}
 	for i := range vs {
-		if !delveCannot(vs[i].Unreadable) {
+		if !DelveGaveUp(vs[i].Unreadable) {
 			continue
 		}
 		j := slices.IndexFunc(ours, func(v api.Variable) bool { return v.Name == vs[i].Name && v.DeclLine == vs[i].DeclLine })
@@ -157,23 +189,15 @@ var callerSaved = [...]uint64{0, 1, 2, 4, 5, 8, 9, 10, 11}
 // where the Client, not Delve, reads variables. Frame 0 of the current
 // goroutine costs no call after a stop the Client has seen.
 func (c *Client) MovedFrame(scope api.EvalScope) bool {
-	f, _, ok := c.frameOf(scope)
-	return ok && f.Moved()
-}
-
-// frameOf returns the logical frame of scope and the line the Client
-// shows for it; ok is false for a deferred call's frame and for frames
-// Delve does not have.
-func (c *Client) frameOf(scope api.EvalScope) (f Frame, line int, ok bool) {
 	if scope.DeferredCall > 0 {
-		return f, 0, false
+		return false
 	}
-	pc, line, ok := c.framePC(scope)
+	pc, _, ok := c.framePC(scope)
 	if !ok {
-		return f, 0, false
+		return false
 	}
-	f, ok = c.frame(pc, scope.Frame > 0)
-	return f, line, ok
+	f, ok := c.frame(pc, scope.Frame > 0)
+	return ok && f.Moved()
 }
 
 // frameVariables fills in the arguments and locals of the frames in
@@ -182,14 +206,14 @@ func (c *Client) frameOf(scope api.EvalScope) (f Frame, line int, ok bool) {
 func (c *Client) frameVariables(gid int64, frames []api.Stackframe, cfg api.LoadConfig) {
 	for i := range frames {
 		if f, ok := c.frame(frames[i].PC, i > 0); !ok || !f.Moved() {
+			continue // Delve's own variables; no registers to read
+		}
+		sf := c.scopeFrameAt(api.EvalScope{GoroutineID: gid, Frame: i}, frames[i].PC, frames[i].Line)
+		if sf.err != nil {
 			continue
 		}
-		rd, fr, ok, err := c.movedFrame(api.EvalScope{GoroutineID: gid, Frame: i})
-		if !ok || err != nil {
-			continue
-		}
-		frames[i].Arguments, _ = rd.Variables(fr, locals.Args, cfg)
-		frames[i].Locals, _ = rd.Variables(fr, locals.Locals, cfg)
+		frames[i].Arguments, _ = sf.rd.Variables(sf.fr, locals.Args, cfg)
+		frames[i].Locals, _ = sf.rd.Variables(sf.fr, locals.Locals, cfg)
 	}
 }
 
@@ -237,18 +261,28 @@ func (c *Client) localsFrame(u *unwinder, regs *regSet, top bool, depth int) (*l
 		Subprogram: sub,
 		PC:         at - im.bias,
 		Line:       f.Line,
-		Bias:       im.bias,
 		Regs:       dwarfRegisters(regs, cfa, im.bias),
 		Mem:        u.mem.readAt,
-		Caller: func() (*locals.Reader, *locals.Frame, error) {
+	}
+	// Every entry value of the frame asks for its caller: build it once.
+	var (
+		once     sync.Once
+		callerRd *locals.Reader
+		callerFr *locals.Frame
+		callerEr error
+	)
+	fr.Caller = func() (*locals.Reader, *locals.Frame, error) {
+		once.Do(func() {
 			switch {
 			case stepErr != nil:
-				return nil, nil, stepErr
+				callerEr = stepErr
 			case depth >= maxEntryValueDepth:
-				return nil, nil, errors.New("too many callers deep")
+				callerEr = errors.New("too many callers deep")
+			default:
+				callerRd, callerFr, callerEr = c.localsFrame(u, &caller, false, depth+1)
 			}
-			return c.localsFrame(u, &caller, false, depth+1)
-		},
+		})
+		return callerRd, callerFr, callerEr
 	}
 	return rd, fr, nil
 }

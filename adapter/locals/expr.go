@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/go-delve/delve/pkg/dwarf/godwarf"
+	"github.com/go-delve/delve/pkg/dwarf/op"
 	"github.com/go-delve/delve/service/api"
 )
 
@@ -31,16 +32,21 @@ func (r *Reader) Eval(fr *Frame, expr string, cfg api.LoadConfig) (*api.Variable
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNotLocal, err)
 	}
+	regs, err := r.frameRegs(fr)
+	if err != nil {
+		return nil, err
+	}
 	l := &loader{mem: fr.Mem, cfg: cfg}
+	ev := &evaluator{r: r, fr: fr, regs: regs, l: l}
 	switch x.(type) {
 	case *ast.BinaryExpr, *ast.UnaryExpr:
-		c, err := r.constant(fr, l, x)
+		c, err := ev.constant(x)
 		if err != nil {
 			return nil, err
 		}
 		return constantVariable(expr, c), nil
 	}
-	typ, p, err := r.eval(fr, l, x)
+	typ, p, err := ev.eval(x)
 	if err != nil {
 		return nil, err
 	}
@@ -48,11 +54,20 @@ func (r *Reader) Eval(fr *Frame, expr string, cfg api.LoadConfig) (*api.Variable
 	return &v, nil
 }
 
+// evaluator evaluates expressions in a frame whose registers, with the
+// frame base, are regs.
+type evaluator struct {
+	r    *Reader
+	fr   *Frame
+	regs *op.DwarfRegisters
+	l    *loader
+}
+
 // constant evaluates a scalar expression to its value.
-func (r *Reader) constant(fr *Frame, l *loader, x ast.Expr) (constant.Value, error) {
+func (ev *evaluator) constant(x ast.Expr) (constant.Value, error) {
 	switch x := x.(type) {
 	case *ast.ParenExpr:
-		return r.constant(fr, l, x.X)
+		return ev.constant(x.X)
 	case *ast.BasicLit:
 		c := constant.MakeFromLiteral(x.Value, x.Kind, 0)
 		if c.Kind() == constant.Unknown {
@@ -60,7 +75,7 @@ func (r *Reader) constant(fr *Frame, l *loader, x ast.Expr) (constant.Value, err
 		}
 		return c, nil
 	case *ast.UnaryExpr:
-		c, err := r.constant(fr, l, x.X)
+		c, err := ev.constant(x.X)
 		if err != nil {
 			return nil, err
 		}
@@ -69,11 +84,11 @@ func (r *Reader) constant(fr *Frame, l *loader, x ast.Expr) (constant.Value, err
 		}
 		return constant.UnaryOp(x.Op, c, 0), nil
 	case *ast.BinaryExpr:
-		a, err := r.constant(fr, l, x.X)
+		a, err := ev.constant(x.X)
 		if err != nil {
 			return nil, err
 		}
-		b, err := r.constant(fr, l, x.Y)
+		b, err := ev.constant(x.Y)
 		if err != nil {
 			return nil, err
 		}
@@ -82,11 +97,11 @@ func (r *Reader) constant(fr *Frame, l *loader, x ast.Expr) (constant.Value, err
 	if id, ok := x.(*ast.Ident); ok && (id.Name == "true" || id.Name == "false") {
 		return constant.MakeBool(id.Name == "true"), nil
 	}
-	typ, p, err := r.eval(fr, l, x)
+	typ, p, err := ev.eval(x)
 	if err != nil {
 		return nil, err
 	}
-	v := l.load("", typ, p, 0)
+	v := ev.l.load("", typ, p, 0)
 	if v.Unreadable != "" {
 		return nil, fmt.Errorf("%s: %s", exprString(x), v.Unreadable)
 	}
@@ -158,12 +173,12 @@ func constantVariable(name string, c constant.Value) *api.Variable {
 }
 
 // eval returns the type and place of the value x denotes.
-func (r *Reader) eval(fr *Frame, l *loader, x ast.Expr) (godwarf.Type, place, error) {
+func (ev *evaluator) eval(x ast.Expr) (godwarf.Type, place, error) {
 	switch x := x.(type) {
 	case *ast.ParenExpr:
-		return r.eval(fr, l, x.X)
+		return ev.eval(x.X)
 	case *ast.Ident:
-		entries, err := r.visible(fr)
+		entries, err := ev.r.visible(ev.fr)
 		if err != nil {
 			return nil, place{}, err
 		}
@@ -176,33 +191,24 @@ func (r *Reader) eval(fr *Frame, l *loader, x ast.Expr) (godwarf.Type, place, er
 		if best < 0 {
 			return nil, place{}, fmt.Errorf("%w: %s", ErrNotLocal, x.Name)
 		}
-		e := entries[best].Tree
-		toff, ok := e.Val(dwarf.AttrType).(dwarf.Offset)
-		if !ok {
-			return nil, place{}, fmt.Errorf("variable %s has no type", x.Name)
-		}
-		typ, err := r.typeAt(toff)
-		if err != nil {
-			return nil, place{}, err
-		}
-		p, _, err := r.place(fr, e, typeSize(typ))
+		typ, p, _, err := ev.r.typedPlace(ev.fr, ev.regs, entries[best].Tree)
 		if err != nil {
 			return nil, place{}, fmt.Errorf("%s: %w", x.Name, err)
 		}
 		return typ, p, nil
 	case *ast.StarExpr:
-		typ, p, err := r.eval(fr, l, x.X)
+		typ, p, err := ev.eval(x.X)
 		if err != nil {
 			return nil, place{}, err
 		}
-		return l.deref(typ, p)
+		return ev.l.deref(typ, p)
 	case *ast.SelectorExpr:
-		typ, p, err := r.eval(fr, l, x.X)
+		typ, p, err := ev.eval(x.X)
 		if err != nil {
 			return nil, place{}, err
 		}
 		if _, ok := godwarf.ResolveTypedef(typ).(*godwarf.PtrType); ok {
-			if typ, p, err = l.deref(typ, p); err != nil {
+			if typ, p, err = ev.l.deref(typ, p); err != nil {
 				return nil, place{}, err
 			}
 		}
@@ -217,7 +223,7 @@ func (r *Reader) eval(fr *Frame, l *loader, x ast.Expr) (godwarf.Type, place, er
 		}
 		return nil, place{}, fmt.Errorf("%s has no field %s", typ, x.Sel.Name)
 	case *ast.IndexExpr:
-		typ, p, err := r.eval(fr, l, x.X)
+		typ, p, err := ev.eval(x.X)
 		if err != nil {
 			return nil, place{}, err
 		}
@@ -236,7 +242,7 @@ func (r *Reader) eval(fr *Frame, l *loader, x ast.Expr) (godwarf.Type, place, er
 			}
 			return t.Type, p.at(i * arrayStride(t)), nil
 		case *godwarf.PtrType:
-			elem, q, err := l.deref(typ, p)
+			elem, q, err := ev.l.deref(typ, p)
 			if err != nil {
 				return nil, place{}, err
 			}

@@ -31,10 +31,9 @@ type Frame struct {
 	// Line is the source line at PC; a local is visible after the line
 	// that declares it, as in Delve.
 	Line int
-	// Bias is the image's load bias: runtime = link-time + Bias.
-	Bias uint64
-	// Regs are the frame's registers by DWARF number, with CFA set. Regs
-	// the frame does not know are absent, not zero.
+	// Regs are the frame's registers by DWARF number, with CFA set and
+	// the image's load bias as StaticBase. Registers the frame does not
+	// know are absent, not zero.
 	Regs *op.DwarfRegisters
 	Mem  Memory
 	// Caller returns the frame that called this one, in the Reader of its
@@ -60,6 +59,10 @@ func (r *Reader) Variables(fr *Frame, which Which, cfg api.LoadConfig) ([]api.Va
 	if err != nil {
 		return nil, err
 	}
+	regs, err := r.frameRegs(fr)
+	if err != nil {
+		return nil, err
+	}
 	type ordered struct {
 		v     api.Variable
 		depth int
@@ -69,7 +72,7 @@ func (r *Reader) Variables(fr *Frame, which Which, cfg api.LoadConfig) ([]api.Va
 		if (e.Tag == dwarf.TagFormalParameter) != (which == Args) {
 			continue
 		}
-		v, err := r.variable(fr, e.Tree, cfg)
+		v, err := r.variable(fr, regs, e.Tree, cfg)
 		if err != nil {
 			continue // as Delve: skip variables it cannot parse
 		}
@@ -112,22 +115,18 @@ func (r *Reader) visible(fr *Frame) ([]reader.Variable, error) {
 	return reader.Variables(t, fr.PC, fr.Line, reader.VariablesOnlyVisible|reader.VariablesSkipInlinedSubroutines), nil
 }
 
-// variable reads the variable or parameter e of fr; an error means the
-// entry itself is unusable (no name or type), a value that cannot be read
-// is reported in the variable's Unreadable.
-func (r *Reader) variable(fr *Frame, e *godwarf.Tree, cfg api.LoadConfig) (api.Variable, error) {
+// variable reads the variable or parameter e of fr, whose registers with
+// the frame base are regs; an error means the entry itself is unusable
+// (no type), a value that cannot be read is reported in the variable's
+// Unreadable.
+func (r *Reader) variable(fr *Frame, regs *op.DwarfRegisters, e *godwarf.Tree, cfg api.LoadConfig) (api.Variable, error) {
 	name, _ := e.Val(dwarf.AttrName).(string)
-	toff, ok := e.Val(dwarf.AttrType).(dwarf.Offset)
-	if !ok {
-		return api.Variable{}, fmt.Errorf("locals: variable at %#x has no type", e.Offset)
-	}
-	typ, err := r.typeAt(toff)
-	if err != nil {
-		return api.Variable{}, fmt.Errorf("locals: type of variable at %#x: %w", e.Offset, err)
+	typ, p, descr, err := r.typedPlace(fr, regs, e)
+	if typ == nil {
+		return api.Variable{}, err
 	}
 	l := &loader{mem: fr.Mem, cfg: cfg}
 	var v api.Variable
-	p, descr, err := r.place(fr, e, typeSize(typ))
 	if err != nil {
 		v = l.unreadable(name, typ, err)
 	} else {
@@ -141,25 +140,31 @@ func (r *Reader) variable(fr *Frame, e *godwarf.Tree, cfg api.LoadConfig) (api.V
 	return v, nil
 }
 
-// place evaluates the location of e in fr: an address in memory, or the
-// value's bytes gathered from registers and constants.
-func (r *Reader) place(fr *Frame, e *godwarf.Tree, size int64) (place, string, error) {
+// typedPlace returns the type of variable e and where its value is in
+// fr: an address in memory, or the value's bytes gathered from registers
+// and constants; and the location's description as Delve gives it. The
+// type is nil when it cannot be read; with a type, err says why the value
+// cannot be found.
+func (r *Reader) typedPlace(fr *Frame, regs *op.DwarfRegisters, e *godwarf.Tree) (typ godwarf.Type, p place, descr string, err error) {
+	toff, ok := e.Val(dwarf.AttrType).(dwarf.Offset)
+	if !ok {
+		return nil, p, "", fmt.Errorf("locals: variable at %#x has no type", e.Offset)
+	}
+	if typ, err = r.typeAt(toff); err != nil {
+		return nil, p, "", fmt.Errorf("locals: type of variable at %#x: %w", e.Offset, err)
+	}
 	expr, descr, err := r.locationExpr(e, dwarf.AttrLocation, fr.PC)
 	if err != nil {
-		return place{}, descr, err
+		return typ, p, descr, err
 	}
 	var b bytes.Buffer
 	op.PrettyPrint(&b, expr, regName)
 	descr += b.String()
-	regs, err := r.frameRegs(fr)
-	if err != nil {
-		return place{}, descr, err
-	}
 	if expr, err = r.resolveEntryValue(fr, expr); err != nil {
-		return place{}, descr, err
+		return typ, p, descr, err
 	}
-	p, _, err := evaluate(fr, regs, expr, size)
-	return p, descr, err
+	p, _, err = evaluate(fr, regs, expr, typeSize(typ))
+	return typ, p, descr, err
 }
 
 // evaluate runs a location expression and returns the place of a value of
@@ -276,7 +281,6 @@ const (
 	opGNUEntryValue = 0xf3
 	opConst8u       = 0x0e
 	opReg0          = 0x50
-	opBreg0         = 0x70
 	opRegx          = 0x90
 )
 

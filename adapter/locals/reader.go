@@ -20,11 +20,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 
 	"github.com/go-delve/delve/pkg/dwarf/godwarf"
 
+	"github.com/splitdbg/splitdbg/internal/addrindex"
 	"github.com/splitdbg/splitdbg/internal/cursor"
 	"github.com/splitdbg/splitdbg/internal/elfx"
 )
@@ -32,7 +32,8 @@ import (
 // A Reader reads the variables of frames of one ELF file.
 type Reader struct {
 	d     *dwarf.Data
-	units []unit // by offset
+	units []unit        // by offset
+	dir   addrindex.Dir // over the units' starts
 	// The location list sections and .debug_addr, nil when absent.
 	loc, loclists, addr []byte
 	bo                  binary.ByteOrder
@@ -68,6 +69,7 @@ func New(f *elfx.File) (*Reader, error) {
 	if r.units, err = readUnits(info, f.ByteOrder); err != nil {
 		return nil, err
 	}
+	r.dir = addrindex.NewDir(len(r.units), r.unitStart)
 	if err := r.readUnitBases(); err != nil {
 		return nil, err
 	}
@@ -134,20 +136,13 @@ func (r *Reader) readUnitBases() error {
 
 // unitOf returns the unit holding the entry at off, nil if none does.
 func (r *Reader) unitOf(off dwarf.Offset) *unit {
-	i, _ := slices.BinarySearchFunc(r.units, off, func(u unit, off dwarf.Offset) int {
-		switch {
-		case u.end <= off:
-			return -1
-		case u.start > off:
-			return 1
-		}
-		return 0
-	})
-	if i < len(r.units) && r.units[i].start <= off && off < r.units[i].end {
+	if i := r.dir.Find(uint64(off), r.unitStart); i >= 0 && off < r.units[i].end {
 		return &r.units[i]
 	}
 	return nil
 }
+
+func (r *Reader) unitStart(i int) uint64 { return uint64(r.units[i].start) }
 
 // tree returns the subprogram at off with its children, in link-time
 // addresses.

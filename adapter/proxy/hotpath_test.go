@@ -14,6 +14,8 @@ import (
 	"github.com/go-delve/delve/service/api"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/splitdbg/splitdbg/adapter"
 )
 
 // hotCase is a binary run on its hot path and a function it calls.
@@ -258,8 +260,7 @@ func decodeResponse(t testing.TB, line []byte) response {
 func repaired(plain, proxy []api.Variable) []api.Variable {
 	out := slices.Clone(plain)
 	for i, v := range out {
-		if !strings.HasSuffix(v.Unreadable, "invalid instruction 0xa3") && !strings.HasSuffix(v.Unreadable, "invalid instruction 0xf3") &&
-			v.Unreadable != "could not interpret location attribute Location" {
+		if !adapter.DelveGaveUp(v.Unreadable) {
 			continue
 		}
 		if j := slices.IndexFunc(proxy, func(p api.Variable) bool { return p.Name == v.Name && p.Unreadable == "" }); j >= 0 {

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -699,9 +698,7 @@ func frameZero(s *session, name string, arg json.RawMessage, err error) (any, er
 // the answer is then the adapter's).
 func frameZeroVars(s *session, name string, arg json.RawMessage) (json.RawMessage, bool) {
 	raw, err := s.forward(name, arg)
-	if err != nil || bytes.Contains(raw, []byte("invalid instruction 0xa3")) ||
-		bytes.Contains(raw, []byte("invalid instruction 0xf3")) ||
-		bytes.Contains(raw, []byte("could not interpret location attribute")) {
+	if err != nil || adapter.DelveGaveUp(string(raw)) {
 		return nil, false
 	}
 	return raw, true
