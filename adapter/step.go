@@ -1,7 +1,6 @@
 package adapter
 
 import (
-	"debug/elf"
 	"errors"
 	"fmt"
 	"slices"
@@ -87,9 +86,9 @@ func (c *Client) calleeStarts(f *Frame) []uint64 {
 	if err != nil {
 		return nil
 	}
-	mode := 64
-	if t.f.Class == elf.ELFCLASS32 {
-		mode = 32
+	mode := x86scan.ModeOf(t.f.Machine)
+	if mode == 0 {
+		return nil
 	}
 	var out []uint64
 	for _, frag := range f.Proc.Fragments {

@@ -2,7 +2,6 @@ package splitinfo
 
 import (
 	"cmp"
-	"debug/elf"
 	"slices"
 
 	"github.com/splitdbg/splitdbg/internal/elfx"
@@ -17,13 +16,8 @@ type branchScanner func(r Range, inProc func(uint64) bool, yield func(site, targ
 // branchDecoder returns the scanner for f's machine, or nil when the
 // machine's code is not decoded (only x86 is).
 func branchDecoder(f *elfx.File) branchScanner {
-	var mode int
-	switch f.Machine {
-	case elf.EM_X86_64:
-		mode = 64
-	case elf.EM_386:
-		mode = 32
-	default:
+	mode := x86scan.ModeOf(f.Machine)
+	if mode == 0 {
 		return nil
 	}
 	return func(r Range, inProc func(uint64) bool, yield func(site, target uint64)) {

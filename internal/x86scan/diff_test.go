@@ -83,13 +83,8 @@ func diffELF(t *testing.T, path string) scanStats {
 		t.Skipf("not an ELF file: %v", err)
 	}
 	defer f.Close()
-	mode := 0
-	switch f.Machine {
-	case elf.EM_X86_64:
-		mode = 64
-	case elf.EM_386:
-		mode = 32
-	default:
+	mode := ModeOf(f.Machine)
+	if mode == 0 {
 		t.Skipf("machine %v", f.Machine)
 	}
 	for _, s := range f.Sections {

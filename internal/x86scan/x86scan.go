@@ -56,7 +56,10 @@ package x86scan
 
 //go:generate go run gen.go
 
-import "iter"
+import (
+	"debug/elf"
+	"iter"
+)
 
 // Kind classifies an instruction.
 type Kind uint8
@@ -117,6 +120,18 @@ type Inst struct {
 
 // maxLen is the architectural limit on the length of an instruction.
 const maxLen = 15
+
+// ModeOf returns the processor mode (64 or 32) of code for ELF machine
+// m, 0 when m is not x86.
+func ModeOf(m elf.Machine) int {
+	switch m {
+	case elf.EM_X86_64:
+		return 64
+	case elf.EM_386:
+		return 32
+	}
+	return 0
+}
 
 // All decodes code, whose first byte is at address pc, linearly in the
 // given mode and yields the address and decoding of each instruction:
