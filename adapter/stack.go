@@ -221,19 +221,14 @@ func (c *Client) unwindFrom(regs *regSet, cfa0 uint64, frames []api.Stackframe, 
 			return s, nil
 		}
 		fr := c.ownFrame(&cur)
-		covered := u.covered(cur.pc() - 1)
-		var next regSet
-		if covered {
-			var cfa uint64
-			next, cfa, err = u.step(&cur, false, 0)
-			if errors.Is(err, errUnknownReg) {
-				return nil, err
-			}
-			fr.FrameOffset = int64(cfa)
+		next, cfa, err := u.step(&cur, false, 0)
+		if errors.Is(err, errUnknownReg) {
+			return nil, err
 		}
+		fr.FrameOffset = int64(cfa) // 0 when the frame cannot be unwound
 		s.own = append(s.own, fr)
 		s.ownRegs = append(s.ownRegs, cur)
-		if !covered || err != nil {
+		if err != nil {
 			// Code .eh_frame does not describe (the Go runtime's
 			// asmcgocall) or cannot be unwound: Delve's frames after its
 			// stack switch continue from here.

@@ -181,12 +181,6 @@ type unwinder struct {
 	mem *memory
 }
 
-// covered reports whether an .eh_frame entry covers the code at pc.
-func (u *unwinder) covered(at uint64) bool {
-	_, _, err := u.fde(at)
-	return err == nil
-}
-
 // fde returns the frame description entry covering the runtime address
 // at, and the image's bias.
 func (u *unwinder) fde(at uint64) (*frame.FrameDescriptionEntry, uint64, error) {

@@ -151,7 +151,7 @@ func (s *session) fresh(ad *adapter.Client) {
 	if s.seen.Load() >= e {
 		return
 	}
-	invalidate(ad)
+	ad.Invalidate()
 	s.seen.Store(e)
 }
 
@@ -163,20 +163,4 @@ func (s *session) noteStop(st *api.DebuggerState) {
 	s.stopMu.Lock()
 	s.stop, s.stopEpoch = st, s.p.epoch.Load()
 	s.stopMu.Unlock()
-}
-
-// invalidator is an adapter.Client that can be told that its caches are
-// stale.
-type invalidator interface{ Invalidate() }
-
-// invalidate makes ad forget what it cached at the last stop.
-func invalidate(ad *adapter.Client) {
-	if inv, ok := any(ad).(invalidator); ok {
-		inv.Invalidate()
-		return
-	}
-	// adapter.Client has no call that only drops its caches. SetVariable
-	// drops them (a new value may change registers) before it asks
-	// Delve, and an empty expression changes nothing: Delve refuses it.
-	_ = ad.SetVariable(api.EvalScope{GoroutineID: -1}, "", "")
 }
