@@ -14,9 +14,11 @@ import (
 )
 
 // image is one ELF file mapped into the debugged process: the executable
-// or a shared library. Its tables are built on first use.
+// or a shared library. Its file stays mapped; its tables are built on
+// first use.
 type image struct {
 	path string
+	f    *elfx.File
 	// bias is the load bias: runtime address = link-time address + bias.
 	bias uint64
 	// segs are the link-time ranges of its PT_LOAD segments; ro those of
@@ -43,14 +45,14 @@ type tables struct {
 	varsErr  error
 }
 
-// openImage reads the program headers of path; its tables wait for load.
+// openImage maps path and reads its program headers; its tables wait for
+// load.
 func openImage(path string, bias uint64) (*image, error) {
 	f, err := elfx.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("adapter: image: %w", err)
 	}
-	defer f.Close()
-	im := &image{path: path, bias: bias}
+	im := &image{path: path, f: f, bias: bias}
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_LOAD && p.Memsz > 0 {
 			im.segs = append(im.segs, splitinfo.Range{Start: p.Vaddr, End: p.Vaddr + p.Memsz})
@@ -65,35 +67,23 @@ func openImage(path string, bias uint64) (*image, error) {
 // load returns the image's tables, building them on first use.
 func (im *image) load() (*tables, error) {
 	im.once.Do(func() {
-		f, err := elfx.Open(im.path)
+		procs, err := splitinfo.FromELF(im.f)
 		if err != nil {
-			im.err = fmt.Errorf("adapter: %w", err)
-			return
-		}
-		procs, err := splitinfo.FromELF(f)
-		if err != nil {
-			f.Close()
 			im.err = fmt.Errorf("adapter: procedures of %s: %w", im.path, err)
 			return
 		}
-		lines, err := linetable.FromELF(f, procs)
+		lines, err := linetable.FromELF(im.f, procs)
 		if err != nil {
-			f.Close()
 			im.err = fmt.Errorf("adapter: line table of %s: %w", im.path, err)
 			return
 		}
-		im.tab = &tables{f: f, procs: procs, lines: lines}
+		im.tab = &tables{f: im.f, procs: procs, lines: lines}
 	})
 	return im.tab, im.err
 }
 
-// close releases the file mapping, if the tables were built.
-func (im *image) close() error {
-	if im.tab != nil {
-		return im.tab.f.Close()
-	}
-	return nil
-}
+// close releases the file mapping.
+func (im *image) close() error { return im.f.Close() }
 
 // contains reports whether the runtime address pc lies in one of the
 // image's segments.
@@ -116,11 +106,7 @@ func (im *image) readOnly(link uint64, n int) ([]byte, bool) {
 	}
 	for _, r := range im.ro {
 		if r.Start <= link && link+uint64(n) <= r.End {
-			t, err := im.load()
-			if err != nil {
-				return nil, false
-			}
-			b, err := t.f.ReadVA(link, uint64(n))
+			b, err := im.f.ReadVA(link, uint64(n))
 			return b, err == nil && len(b) == n
 		}
 	}
