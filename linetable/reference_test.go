@@ -93,11 +93,7 @@ func TestAgainstDwarfdump(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ef, err := elf.Open(bin)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ef.Close()
+			ef := testbin.OpenELF(t, bin)
 			isCode := func(a uint64) bool {
 				for _, s := range ef.Sections {
 					if s.Flags&elf.SHF_EXECINSTR != 0 && a >= s.Addr && a < s.Addr+s.Size {

@@ -4,11 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"debug/elf"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/splitdbg/splitdbg/internal/readobjtest"
 	"github.com/splitdbg/splitdbg/internal/testbin"
 	"github.com/splitdbg/splitdbg/linetable"
 	"github.com/splitdbg/splitdbg/splitinfo/bbaddrmap"
@@ -133,18 +132,14 @@ func TestBBAddrMapContract(t *testing.T) {
 // features, addresses and block counts, and in relocatable objects the
 // section of each address.
 func TestBBAddrMapAllFiles(t *testing.T) {
-	for _, bin := range mapFiles(t) {
+	for _, bin := range testbin.BBAddrMapFiles(t) {
 		name, _ := filepath.Rel(testbin.Dir(), bin)
 		t.Run(name, func(t *testing.T) {
 			want, err := bbaddrmap.ReadFile(bin)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ef, err := elf.Open(bin)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ef.Close()
+			ef := testbin.OpenELF(t, bin)
 			rel := ef.Type == elf.ET_REL
 			got := runBBAddrMap(t, bin)
 			if len(got) != len(want) {
@@ -186,143 +181,28 @@ func TestBBAddrMapAllFiles(t *testing.T) {
 	}
 }
 
-// mapFiles returns the test binaries with a BB address map.
-func mapFiles(t *testing.T) []string {
-	var out []string
-	for _, pat := range []string{"clang*-mfs", "clang*-bbsections", "clang*-bbsections.o", "bbaddrmap/*", "bbaddrmap-*.o"} {
-		m, _ := filepath.Glob(filepath.Join(testbin.Dir(), pat))
-		out = append(out, m...)
-	}
-	if len(out) == 0 {
-		t.Skip("no BB address map test binaries (testdata/gen.sh)")
-	}
-	return out
-}
-
-// readobj22 returns llvm-readobj from LLVM 22, which reads map versions 2
-// to 5, or skips the test.
-func readobj22(t *testing.T) string {
-	t.Helper()
-	if p, err := exec.LookPath("llvm-readobj-22"); err == nil {
-		return p
-	}
-	p := "/usr/lib/llvm-22/bin/llvm-readobj"
-	if st, err := os.Stat(p); err == nil && st.Mode()&0o111 != 0 {
-		return p
-	}
-	t.Skip("llvm-readobj-22 is not installed (.ci/run installs it)")
-	return ""
-}
-
-// roFunc is a function of llvm-readobj's --bb-addr-map JSON output; the
-// comparison renders ours in the same shape.
-type roFunc struct {
-	At     uint64    `json:"At"`
-	Name   string    `json:"Name"`
-	Ranges []roRange `json:"BB Ranges"`
-	PGO    *roPGO    `json:"PGO analyses"`
-}
-
-type roRange struct {
-	Base    uint64    `json:"Base Address"`
-	Entries []roEntry `json:"BB Entries"`
-}
-
-type roEntry struct {
-	ID                uint32   `json:"ID"`
-	Offset            uint32   `json:"Offset"`
-	Callsites         []uint32 `json:"Callsite End Offsets"`
-	Hash              *uint64  `json:"Hash"`
-	Size              uint32   `json:"Size"`
-	HasReturn         bool     `json:"HasReturn"`
-	HasTailCall       bool     `json:"HasTailCall"`
-	IsEHPad           bool     `json:"IsEHPad"`
-	CanFallThrough    bool     `json:"CanFallThrough"`
-	HasIndirectBranch bool     `json:"HasIndirectBranch"`
-}
-
-type roPGO struct {
-	FuncEntryCount *uint64      `json:"FuncEntryCount"`
-	Blocks         []roPGOBlock `json:"PGO BB entries"`
-}
-
-type roPGOBlock struct {
-	Freq         *uint64  `json:"Frequency"`
-	PostLinkFreq *uint32  `json:"PostLink Frequency"`
-	Successors   []roSucc `json:"Successors"`
-}
-
-type roSucc struct {
-	ID   uint32 `json:"ID"`
-	Prob uint32 `json:"Probability"`
-	// llvm-readobj calls the edge's post-link count a probability.
-	PostLinkFreq *uint32 `json:"PostLink Probability"`
-}
-
 // readobjFuncs runs llvm-readobj --bb-addr-map --elf-output-style=JSON on
-// bin and returns the functions of all its maps. It repeats the
-// "BBAddrMap" key once per map section, so the output is walked token by
-// token rather than decoded into a struct.
-func readobjFuncs(t *testing.T, tool, bin string) []roFunc {
+// bin and returns the functions of all its maps, failing the test if it
+// warns about anything but unnamed functions.
+func readobjFuncs(t *testing.T, tool, bin string) []readobjtest.Func {
 	t.Helper()
-	cmd := exec.Command(tool, "--bb-addr-map", "--elf-output-style=JSON", bin)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("%s %s: %v\n%s", tool, bin, err, stderr.String())
+	funcs, warnings := readobjtest.BBAddrMap(t, tool, bin)
+	if warnings != "" {
+		t.Fatalf("%s %s warns: %s", tool, bin, warnings)
 	}
-	for line := range strings.Lines(stderr.String()) {
-		if !strings.Contains(line, "could not identify function symbol") {
-			t.Fatalf("%s %s warns: %s", tool, bin, line)
-		}
-	}
-	var funcs []roFunc
-	var walk func(raw json.RawMessage)
-	walk = func(raw json.RawMessage) {
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		tok, err := dec.Token()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for dec.More() {
-			var key any
-			if tok == json.Delim('{') {
-				if key, err = dec.Token(); err != nil {
-					t.Fatal(err)
-				}
-			}
-			var v json.RawMessage
-			if err := dec.Decode(&v); err != nil {
-				t.Fatal(err)
-			}
-			if key == "BBAddrMap" {
-				var fs []struct{ Function roFunc }
-				if err := json.Unmarshal(v, &fs); err != nil {
-					t.Fatal(err)
-				}
-				for _, f := range fs {
-					funcs = append(funcs, f.Function)
-				}
-			} else if len(v) > 0 && (v[0] == '{' || v[0] == '[') {
-				walk(v)
-			}
-		}
-	}
-	walk(out)
 	return funcs
 }
 
 // asReadobj renders a function of ours as llvm-readobj prints it.
-func asReadobj(f *bbFunc) roFunc {
-	r := roFunc{At: f.Address, Name: "<?>"}
+func asReadobj(f *bbFunc) readobjtest.Func {
+	r := readobjtest.Func{At: f.Address, Name: "<?>"}
 	if f.Name != nil && *f.Name != "" {
 		r.Name = *f.Name
 	}
 	for _, rg := range f.Ranges {
-		rr := roRange{Base: rg.BaseAddress}
+		rr := readobjtest.Range{Base: rg.BaseAddress}
 		for _, e := range rg.Entries {
-			rr.Entries = append(rr.Entries, roEntry{
+			rr.Entries = append(rr.Entries, readobjtest.Entry{
 				ID: e.ID, Offset: e.Offset, Size: e.Size, Callsites: e.Callsites, Hash: e.Hash,
 				HasReturn:         e.Metadata["has_return"],
 				HasTailCall:       e.Metadata["has_tail_call"],
@@ -334,11 +214,11 @@ func asReadobj(f *bbFunc) roFunc {
 		r.Ranges = append(r.Ranges, rr)
 	}
 	if f.PGO != nil {
-		r.PGO = &roPGO{FuncEntryCount: f.PGO.FuncEntryCount}
+		r.PGO = &readobjtest.PGO{FuncEntryCount: f.PGO.FuncEntryCount}
 		for _, e := range f.PGO.Entries {
-			b := roPGOBlock{Freq: e.Frequency, PostLinkFreq: e.PostLinkFreq}
+			b := readobjtest.PGOBlock{Freq: e.Frequency, PostLinkFreq: e.PostLinkFreq}
 			for _, s := range e.Successors {
-				b.Successors = append(b.Successors, roSucc{ID: s.ID, Prob: s.Probability, PostLinkFreq: s.PostLinkFreq})
+				b.Successors = append(b.Successors, readobjtest.Succ{ID: s.ID, Prob: s.Probability, PostLinkFreq: s.PostLinkFreq})
 			}
 			r.PGO.Blocks = append(r.PGO.Blocks, b)
 		}
@@ -350,9 +230,9 @@ func asReadobj(f *bbFunc) roFunc {
 // llvm-readobj-22's JSON, field by field, on every test map that
 // llvm-readobj-22 reads as we do.
 func TestBBAddrMapAgainstReadobj(t *testing.T) {
-	tool := readobj22(t)
+	tool := testbin.LLVMTool(t, "llvm-readobj", 22)
 	compared := 0
-	for _, bin := range mapFiles(t) {
+	for _, bin := range testbin.BBAddrMapFiles(t) {
 		name, _ := filepath.Rel(testbin.Dir(), bin)
 		t.Run(name, func(t *testing.T) {
 			if reason := readobjDiffers(t, bin); reason != "" {
@@ -362,7 +242,7 @@ func TestBBAddrMapAgainstReadobj(t *testing.T) {
 			if len(want) == 0 {
 				t.Fatal("llvm-readobj-22 printed no function")
 			}
-			var got []roFunc
+			var got []readobjtest.Func
 			for _, f := range runBBAddrMap(t, bin) {
 				got = append(got, asReadobj(&f))
 			}
@@ -379,11 +259,7 @@ func TestBBAddrMapAgainstReadobj(t *testing.T) {
 
 // readobjDiffers says why llvm-readobj-22 cannot be compared on bin, or "".
 func readobjDiffers(t *testing.T, bin string) string {
-	ef, err := elf.Open(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ef.Close()
+	ef := testbin.OpenELF(t, bin)
 	if filepath.Base(bin) == "bbaddrmap-rel-sym.o" {
 		return "llvm-readobj takes a relocation's addend without its symbol's value (splitinfo/bbaddrmap TestReadobjAddend)"
 	}
@@ -466,7 +342,7 @@ func TestBBAddrMapErrors(t *testing.T) {
 // offsets llvm-readobj-22 prints: the first and last byte of every block
 // of the clang test binaries map to that block.
 func TestAddrBlocks(t *testing.T) {
-	tool := readobj22(t)
+	tool := testbin.LLVMTool(t, "llvm-readobj", 22)
 	type result struct {
 		Addr       uint64          `json:"addr"`
 		Found      bool            `json:"found"`
@@ -543,23 +419,13 @@ func TestAddrBlocksNoAlloc(t *testing.T) {
 }
 
 func TestDemoBlocks(t *testing.T) {
-	out, stderr, code := run(t, "", "demo")
-	if code != 0 {
-		t.Fatalf("demo: exit %d: %s", code, stderr)
-	}
+	out := demoOutput(t)
 	_, blocks, ok := strings.Cut(out, "Basic blocks:")
 	if !ok {
 		t.Fatalf("demo shows no blocks:\n%s", out)
 	}
-	for _, want := range []string{"fragment 0 hot ", "fragment 1 cold", "scan.cold", " blocks 4 7\n", "(fragment 1 cold scan.cold) bb 4 at "} {
-		if !strings.Contains(blocks, want) {
-			t.Errorf("demo blocks lack %q:\n%s", want, blocks)
-		}
-	}
-	disk, err := os.ReadFile(testbin.Path(t, "clang22-mfs"))
-	if err == nil && !bytes.Equal(disk, demoClang) {
-		t.Error("cmd/splitdbg/demodata/clang differs from testdata/bin/clang22-mfs: rerun testdata/gen.sh clang22-mfs")
-	}
+	wantAll(t, "demo blocks", blocks, "fragment 0 hot ", "fragment 1 cold", "scan.cold", " blocks 4 7\n", "(fragment 1 cold scan.cold) bb 4 at ")
+	sameAsTestbin(t, demoClang, "clang22-mfs", "cmd/splitdbg/demodata/clang differs from testdata/bin/clang22-mfs: rerun testdata/gen.sh clang22-mfs")
 }
 
 func TestNewHelpTexts(t *testing.T) {

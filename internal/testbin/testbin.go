@@ -1,13 +1,16 @@
 // Package testbin finds the project's test binaries (testdata/bin) and the
 // reference tools that tests compare against, skipping a test with a
-// clear reason when one is missing.
+// clear reason when one is missing, and runs those tools.
 package testbin
 
 import (
+	"bytes"
+	"debug/elf"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -26,6 +29,38 @@ func Path(tb testing.TB, name string) string {
 		tb.Skipf("test binary %s missing (testdata/gen.sh builds it): %v", name, err)
 	}
 	return p
+}
+
+// OpenELF opens the ELF file at path, failing the test on error; the file
+// is closed when the test ends.
+func OpenELF(tb testing.TB, path string) *elf.File {
+	tb.Helper()
+	ef, err := elf.Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { ef.Close() })
+	return ef
+}
+
+// BBAddrMapFiles returns the test binaries that carry a BB address map:
+// the yaml2obj objects, the clang builds in testdata/bin/bbaddrmap, and
+// the clang split builds of testdata/bin. It skips the test if there are
+// none.
+func BBAddrMapFiles(tb testing.TB) []string {
+	tb.Helper()
+	var out []string
+	for _, pat := range []string{"bbaddrmap-*.o", "bbaddrmap/*", "clang*-mfs", "clang*-bbsections", "clang*-bbsections.o"} {
+		m, err := filepath.Glob(filepath.Join(Dir(), pat))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out = append(out, m...)
+	}
+	if len(out) == 0 {
+		tb.Skip("no BB address map test binaries (testdata/gen.sh clang19-bbaddrmap clang22-bbaddrmap bbaddrmap-yaml)")
+	}
+	return out
 }
 
 // Linked returns the names of the linked ELF test binaries (no
@@ -65,6 +100,30 @@ func Tool(tb testing.TB, names ...string) string {
 	return ""
 }
 
+// FindLLVM returns the path of the LLVM tool name of major version v
+// (name-v in PATH, or name in /usr/lib/llvm-v/bin), or "" if it is not
+// installed.
+func FindLLVM(name string, v int) string {
+	vs := strconv.Itoa(v)
+	if p, err := exec.LookPath(name + "-" + vs); err == nil {
+		return p
+	}
+	if p := filepath.Join("/usr/lib/llvm-"+vs, "bin", name); isExec(p) {
+		return p
+	}
+	return ""
+}
+
+// LLVMTool is FindLLVM, skipping the test if the tool is not installed.
+func LLVMTool(tb testing.TB, name string, v int) string {
+	tb.Helper()
+	p := FindLLVM(name, v)
+	if p == "" {
+		tb.Skipf("%s-%d is not installed (.ci/run installs LLVM 19 and 22)", name, v)
+	}
+	return p
+}
+
 func isExec(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0
@@ -73,15 +132,23 @@ func isExec(p string) bool {
 // Run runs a tool and returns its standard output, failing the test on
 // error.
 func Run(tb testing.TB, tool string, args ...string) string {
-	out, err := exec.Command(tool, args...).Output()
+	tb.Helper()
+	out, _ := RunStderr(tb, tool, args...)
+	return out
+}
+
+// RunStderr runs a tool and returns its standard output and standard
+// error, failing the test on error.
+func RunStderr(tb testing.TB, tool string, args ...string) (stdout, stderr string) {
+	tb.Helper()
+	cmd := exec.Command(tool, args...)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	out, err := cmd.Output()
 	if err != nil {
-		msg := ""
-		if ee, ok := err.(*exec.ExitError); ok {
-			msg = string(ee.Stderr)
-		}
-		tb.Fatalf("%s %s: %v\n%s", tool, strings.Join(args, " "), err, msg)
+		tb.Fatalf("%s %s: %v\n%s", tool, strings.Join(args, " "), err, errb.String())
 	}
-	return string(out)
+	return string(out), errb.String()
 }
 
 // RunCombined runs a tool and returns its standard output and error
