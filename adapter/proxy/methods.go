@@ -445,7 +445,11 @@ func stacktrace(s *session, ad *adapter.Client, arg json.RawMessage) (any, error
 		if err != nil {
 			return nil, err
 		}
-		need := stackNeeds(ad.Resolver(), raw)
+		frames, ok := namelessFrames(raw)
+		need := needAdapter
+		if ok {
+			need = stackNeeds(ad.Resolver(), frames)
+		}
 		if need == needLibraries {
 			// Nameless frames in libraries the resolver has not seen
 			// (the C library under main): the adapter would load Delve's
@@ -455,7 +459,7 @@ func stacktrace(s *session, ad *adapter.Client, arg json.RawMessage) (any, error
 				ad.Resolver().SetLibraries(imgs)
 			}
 			// A frame in no image even now the adapter could not name.
-			need = stackNeeds(ad.Resolver(), raw)
+			need = stackNeeds(ad.Resolver(), frames)
 			if need == needLibraries {
 				need = needNothing
 			}
@@ -513,14 +517,15 @@ const (
 	needAdapter          // it would change the stack
 )
 
-// stackNeeds says what the adapter would do with Delve's stack raw (a
-// StacktraceOut): it names only the frames Delve left nameless whose PC
-// lies in a split function, and repairs a stack only after such a frame
-// 0 (see the adapter's Stacktrace). A stack with neither goes to the
-// client as Delve sent it, without the cost of decoding and encoding it
-// again (a backtrace with variables is large). For a nameless frame in an
-// image the resolver does not know, the adapter loads the library list.
-func stackNeeds(r *adapter.Resolver, raw json.RawMessage) int {
+// namelessFrame is a frame of Delve's stack that Delve could not name.
+type namelessFrame struct {
+	index int
+	pc    uint64
+}
+
+// namelessFrames decodes the frames Delve left nameless from raw (a
+// StacktraceOut); ok is false if raw does not decode.
+func namelessFrames(raw json.RawMessage) (frames []namelessFrame, ok bool) {
 	var out struct {
 		Locations []struct {
 			PC       uint64          `json:"pc"`
@@ -529,22 +534,36 @@ func stackNeeds(r *adapter.Resolver, raw json.RawMessage) int {
 		}
 	}
 	if err := json.Unmarshal(raw, &out); err != nil {
-		return needAdapter
+		return nil, false
 	}
-	need := needNothing
 	for i, f := range out.Locations {
-		if f.Err != "" || f.PC == 0 || len(f.Function) > 0 && string(f.Function) != "null" {
-			continue
+		if f.Err == "" && f.PC != 0 && (len(f.Function) == 0 || string(f.Function) == "null") {
+			frames = append(frames, namelessFrame{i, f.PC})
 		}
-		at := f.PC
-		if i > 0 {
+	}
+	return frames, true
+}
+
+// stackNeeds says what the adapter would do with a stack of Delve's whose
+// nameless frames are frames: it names only the frames Delve left
+// nameless whose PC lies in a split function, and repairs a stack only
+// after such a frame 0 (see the adapter's Stacktrace). A stack with
+// neither goes to the client as Delve sent it, without the cost of
+// encoding it again (a backtrace with variables is large). For a nameless
+// frame in an image the resolver does not know, the adapter loads the
+// library list.
+func stackNeeds(r *adapter.Resolver, frames []namelessFrame) int {
+	need := needNothing
+	for _, f := range frames {
+		at := f.pc
+		if f.index > 0 {
 			at-- // a return address: the call is before it
 		}
 		if !r.Known(at) {
 			need = needLibraries
 			continue
 		}
-		if fr, ok := r.Frame(f.PC, i > 0); ok && fr.Split() {
+		if fr, ok := r.Frame(f.pc, f.index > 0); ok && fr.Split() {
 			return needAdapter
 		}
 	}
