@@ -7,6 +7,8 @@ import (
 
 	"github.com/go-delve/delve/service/api"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/splitdbg/splitdbg/internal/delvetest"
 )
 
 // coldCase is a cold line of a test binary and what a debugger should
@@ -156,15 +158,7 @@ func checkStack(t *testing.T, s *session, tc coldCase, line int) {
 	if f := frames[0]; f.Function.Name() != tc.fn || !strings.HasSuffix(f.File, tc.file) || f.Line != line {
 		t.Errorf("frame 0 = %s %s:%d; want %s %s:%d", f.Function.Name(), f.File, f.Line, tc.fn, tc.file, line)
 	}
-	next := 0
-	for _, f := range frames[1:] {
-		if next < len(tc.stack) && strings.HasSuffix(f.Function.Name(), tc.stack[next]) {
-			next++
-		}
-	}
-	if next < len(tc.stack) {
-		t.Errorf("backtrace lacks %s (in order %v):\n%s", tc.stack[next], tc.stack, formatFrames(frames))
-	}
+	delvetest.CheckCallers(t, frames, tc.stack)
 
 	plain, err := s.plain.Stacktrace(-1, 50, 0, 0, nil)
 	if err != nil || len(plain) == 0 {
@@ -238,26 +232,12 @@ func checkDisassembly(t *testing.T, s *session, tc coldCase, pc uint64) {
 	}
 }
 
-func formatFrames(frames []api.Stackframe) string {
-	var b strings.Builder
-	for i, f := range frames {
-		b.WriteString(strings.Repeat(" ", 2))
-		b.WriteString(strings.Join([]string{itoa(i), hex(f.PC), f.Function.Name(), f.File + ":" + itoa(f.Line)}, " "))
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
+// formatFrames prints frames one a line, for failure messages.
+var formatFrames = delvetest.FormatFrames
 
 // realFrames returns the frames before the first one Delve could not read
 // (past the C start-up code it lists frames at PC 0 with an error).
-func realFrames(frames []api.Stackframe) []api.Stackframe {
-	for i, f := range frames {
-		if f.PC == 0 || f.Err != "" {
-			return frames[:i]
-		}
-	}
-	return frames
-}
+var realFrames = delvetest.RealFrames
 
 // checkMixedLine checks a line with code in the entry fragment and in
 // moved code: Delve's addresses, which it finds only outside moved code,

@@ -1,15 +1,13 @@
 package adapter
 
 import (
-	"bytes"
 	"fmt"
 	"regexp"
-	"strings"
 	"testing"
 
-	"github.com/go-delve/delve/pkg/config"
-	"github.com/go-delve/delve/pkg/terminal"
 	"github.com/go-delve/delve/service"
+
+	"github.com/splitdbg/splitdbg/internal/delvetest"
 )
 
 // runTerminal drives Delve's own terminal (pkg/terminal) over client, as
@@ -17,22 +15,7 @@ import (
 // printed.
 func runTerminal(t *testing.T, client service.Client, cmds ...string) []string {
 	t.Helper()
-	t.Setenv("TERM", "dumb")
-	term := terminal.New(client, &config.Config{}, false)
-	defer term.Close()
-	var out bytes.Buffer
-	term.RedirectTo(&out)
-	dc := terminal.DebugCommands(client)
-	res := make([]string, len(cmds))
-	for i, cmd := range cmds {
-		out.Reset()
-		if err := dc.Call(cmd, term); err != nil {
-			fmt.Fprintf(&out, "error: %v\n", err)
-		}
-		res[i] = out.String()
-		t.Logf("(dlv) %s\n%s", cmd, res[i])
-	}
-	return res
+	return delvetest.RunTerminal(t, "", client, cmds...)
 }
 
 // TestTerminal runs break on a cold line, continue, bt, disassemble,
@@ -59,15 +42,7 @@ func TestTerminal(t *testing.T) {
 			match(t, "continue", out[1], `^> \[Breakpoint 1\] .*`+at)
 			for _, bt := range []string{out[2], out[7]} {
 				match(t, "bt", bt, `^0  0x[0-9a-f]+ in `+regexp.QuoteMeta(tc.fn)+`\n   at .*`+regexp.QuoteMeta(fmt.Sprintf("%s:%d", tc.file, line)))
-				rest := bt
-				for _, fn := range tc.stack {
-					i := strings.Index(rest, fn+"\n")
-					if i < 0 {
-						t.Errorf("bt lacks %s after the frames before it:\n%s", fn, bt)
-						break
-					}
-					rest = rest[i:]
-				}
+				delvetest.CheckBtCallers(t, bt, tc.stack)
 			}
 			match(t, "disassemble", out[3], `TEXT `+regexp.QuoteMeta(tc.fn)+`\(SB\)`)
 			match(t, "disassemble", out[3], `(?m)^=>\t`+regexp.QuoteMeta(loc)+`\t`)
@@ -87,9 +62,5 @@ func TestTerminal(t *testing.T) {
 	}
 }
 
-func match(t *testing.T, what, out, re string) {
-	t.Helper()
-	if !regexp.MustCompile(re).MatchString(out) {
-		t.Errorf("%s printed\n%s\nwant match for %s", what, out, re)
-	}
-}
+// match reports an error unless what printed out matching re.
+var match = delvetest.Match

@@ -10,21 +10,16 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/go-delve/delve/pkg/proc"
-	"github.com/go-delve/delve/service"
 	"github.com/go-delve/delve/service/api"
-	"github.com/go-delve/delve/service/debugger"
 	"github.com/go-delve/delve/service/rpc2"
-	"github.com/go-delve/delve/service/rpccommon"
 
 	"github.com/splitdbg/splitdbg/adapter"
+	"github.com/splitdbg/splitdbg/internal/delvetest"
 	"github.com/splitdbg/splitdbg/internal/testbin"
 )
 
@@ -69,7 +64,7 @@ func runChild(spec string) int {
 	stop := func() {}
 	switch cs.Kind {
 	case "delve":
-		srv := newDelveServer(l, cs.Args)
+		srv := delvetest.NewServer(l, true, cs.Args)
 		if err := srv.Run(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
@@ -110,31 +105,6 @@ func relay(l net.Listener, upstream string) {
 	}
 }
 
-// newDelveServer returns a headless, multi-client Delve server for the
-// program args[0] with arguments args[1:].
-func newDelveServer(l net.Listener, args []string) *rpccommon.ServerImpl {
-	return rpccommon.NewServer(&service.Config{
-		Listener:    l,
-		ProcessArgs: args,
-		AcceptMulti: true,
-		APIVersion:  2,
-		Debugger: debugger.Config{
-			Backend:     "native",
-			ExecuteKind: debugger.ExecutingExistingFile,
-			Stdout:      proc.OutputRedirect{Path: os.DevNull},
-			Stderr:      proc.OutputRedirect{Path: os.DevNull},
-		},
-	})
-}
-
-// skipNoPtrace skips the test when err says the kernel forbids tracing.
-func skipNoPtrace(t testing.TB, err error, name string) {
-	t.Helper()
-	if errors.Is(err, syscall.EPERM) || strings.Contains(err.Error(), "operation not permitted") {
-		t.Skipf("ptrace is not permitted here (%v): Delve cannot launch %s", err, name)
-	}
-}
-
 // upstream is a headless Delve debugging one test binary.
 type upstream struct {
 	bin  string
@@ -146,18 +116,8 @@ type upstream struct {
 // startDelve runs Delve in process on test binary name with args.
 func startDelve(t testing.TB, name string, args ...string) *upstream {
 	t.Helper()
-	bin := testbin.Path(t, name)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Skipf("no loopback listener: %v", err)
-	}
-	srv := newDelveServer(l, append([]string{bin}, args...))
-	if err := srv.Run(); err != nil {
-		l.Close()
-		skipNoPtrace(t, err, name)
-		t.Fatalf("Delve on %s: %v", name, err)
-	}
-	u := &upstream{bin: bin, addr: l.Addr().String()}
+	srv := delvetest.Start(t, true, name, args...)
+	u := &upstream{bin: srv.Bin, addr: srv.Addr}
 	u.direct = dialRPC(t, u.addr)
 	t.Cleanup(func() {
 		u.direct.Detach(true)
@@ -218,7 +178,7 @@ func startChild(t testing.TB, spec childSpec) *child {
 		if !ok {
 			err := cmd.Wait()
 			msg := strings.TrimSpace(stderr.String())
-			skipNoPtrace(t, errors.New(msg), spec.Kind)
+			delvetest.SkipNoPtrace(t, errors.New(msg), spec.Kind)
 			t.Fatalf("child %s: %q, %v: %s", spec.Kind, s, err, msg)
 		}
 		c.addr = addr
@@ -314,30 +274,9 @@ var coldCases = []coldCase{
 
 // coldLine returns the base name and line of the COLD-LINE marker name in
 // testdata/src/file.
-func coldLine(t testing.TB, file, name string) (string, int) {
-	t.Helper()
-	path := filepath.Join(testbin.Dir(), "..", "src", file)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	marker := regexp.MustCompile(`/\* COLD-LINE: ` + regexp.QuoteMeta(name) + ` \*/`)
-	for i, l := range strings.Split(string(data), "\n") {
-		if marker.MatchString(l) {
-			return filepath.Base(file), i + 1
-		}
-	}
-	t.Fatalf("no COLD-LINE %q in %s", name, path)
-	return "", 0
-}
+var coldLine = delvetest.ColdLine
 
 var curScope = api.EvalScope{GoroutineID: -1}
 
 // formatFrames prints frames one a line, for failure messages.
-func formatFrames(frames []api.Stackframe) string {
-	var b strings.Builder
-	for i, f := range frames {
-		fmt.Fprintf(&b, "  %d %#x %s %s:%d\n", i, f.PC, f.Function.Name(), f.File, f.Line)
-	}
-	return b.String()
-}
+var formatFrames = delvetest.FormatFrames

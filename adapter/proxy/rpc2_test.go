@@ -8,6 +8,8 @@ import (
 
 	"github.com/go-delve/delve/service/api"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/splitdbg/splitdbg/internal/delvetest"
 )
 
 // TestColdLine drives a real headless Delve through the proxy with an
@@ -77,15 +79,7 @@ func TestColdLine(t *testing.T) {
 			if f := frames[0]; f.Function.Name() != tc.fn || f.Line != line {
 				t.Errorf("frame 0 = %s:%d; want %s:%d", f.Function.Name(), f.Line, tc.fn, line)
 			}
-			next := 0
-			for _, f := range frames[1:] {
-				if next < len(tc.stack) && strings.HasSuffix(f.Function.Name(), tc.stack[next]) {
-					next++
-				}
-			}
-			if next < len(tc.stack) {
-				t.Errorf("backtrace lacks %s (in order %v):\n%s", tc.stack[next], tc.stack, formatFrames(frames))
-			}
+			delvetest.CheckCallers(t, frames, tc.stack)
 			plain, err := up.direct.Stacktrace(-1, 50, 0, 0, nil)
 			if err != nil || len(plain) == 0 || plain[0].Function != nil {
 				t.Errorf("plain frame 0 = %+v, %v; want ??? (Delve 1.27)", plain, err)
@@ -183,14 +177,7 @@ func TestColdLine(t *testing.T) {
 // realFrames returns the frames before the first one Delve could not
 // read: past the C start-up code Delve 1.27 lists frames with an error,
 // one more at each call.
-func realFrames(frames []api.Stackframe) []api.Stackframe {
-	for i, f := range frames {
-		if f.PC == 0 || f.Err != "" {
-			return frames[:i]
-		}
-	}
-	return frames
-}
+var realFrames = delvetest.RealFrames
 
 // normBreakpoints sorts breakpoints by ID and the addresses of those with
 // several: Delve lists both in map order.

@@ -1,40 +1,20 @@
 package proxy
 
 import (
-	"bytes"
 	"fmt"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/go-delve/delve/pkg/config"
-	"github.com/go-delve/delve/pkg/terminal"
-	"github.com/go-delve/delve/service"
+	"github.com/splitdbg/splitdbg/adapter"
+	"github.com/splitdbg/splitdbg/internal/delvetest"
 )
 
 // runTerminal drives Delve's own terminal (pkg/terminal, what "dlv
 // connect" runs) over client, as a person at the (dlv) prompt would, and
-// returns what each command printed.
-func runTerminal(t *testing.T, who string, client service.Client, cmds ...string) []string {
-	t.Helper()
-	t.Setenv("TERM", "dumb")
-	term := terminal.New(client, &config.Config{}, false)
-	defer term.Close()
-	var out bytes.Buffer
-	term.RedirectTo(&out)
-	dc := terminal.DebugCommands(client)
-	res := make([]string, len(cmds))
-	for i, cmd := range cmds {
-		out.Reset()
-		if err := dc.Call(cmd, term); err != nil {
-			fmt.Fprintf(&out, "error: %v\n", err)
-		}
-		res[i] = out.String()
-		t.Logf("%s (dlv) %s\n%s", who, cmd, res[i])
-	}
-	return res
-}
+// returns what each command printed, logged after who.
+var runTerminal = delvetest.RunTerminal
 
 // TestTerminal runs "dlv connect"'s terminal against the proxy on each
 // binary's cold path: break on a cold line, continue, bt, disassemble,
@@ -87,15 +67,7 @@ func TestTerminal(t *testing.T) {
 func checkBacktrace(t *testing.T, bt string, tc coldCase, line int) {
 	t.Helper()
 	match(t, "bt", bt, `^0  0x[0-9a-f]+ in `+regexp.QuoteMeta(tc.fn)+`\n   at \S*`+regexp.QuoteMeta(fmt.Sprintf("%s:%d", tc.file, line))+`\n`)
-	rest := bt
-	for _, fn := range tc.stack {
-		i := strings.Index(rest, fn+"\n")
-		if i < 0 {
-			t.Errorf("bt lacks %s after the frames before it:\n%s", fn, bt)
-			return
-		}
-		rest = rest[i:]
-	}
+	delvetest.CheckBtCallers(t, bt, tc.stack)
 }
 
 // TestTerminalHotPath runs one session of commands on each binary's hot
@@ -159,23 +131,18 @@ func TestTerminalHotPath(t *testing.T) {
 	}
 }
 
-// delveGaveUp matches what Delve prints for a variable whose DWARF it does
-// not implement (DW_OP_entry_value, DW_FORM_loclistx); the adapter reads
-// those variables.
-var delveGaveUp = regexp.MustCompile(`invalid instruction 0x(a3|f3)|could not interpret location attribute`)
-
 // repairedText reports whether the proxy's output differs from Delve's
 // only in variables Delve gave up on, which the proxy shows (the adapter
 // reads those it can). A variable is a "name = value" line and the
 // indented or continued lines after it.
 func repairedText(proxy, plain string) bool {
 	pb, db := varBlocks(proxy), varBlocks(plain)
-	if len(pb) != len(db) || !delveGaveUp.MatchString(plain) {
+	if len(pb) != len(db) || !adapter.DelveGaveUp(plain) {
 		return false
 	}
 	for i := range db {
 		name, _, ok := strings.Cut(db[i], " = ")
-		if pb[i] != db[i] && (!ok || !delveGaveUp.MatchString(db[i]) || !strings.HasPrefix(pb[i], name+" = ")) {
+		if pb[i] != db[i] && (!ok || !adapter.DelveGaveUp(db[i]) || !strings.HasPrefix(pb[i], name+" = ")) {
 			return false
 		}
 	}
@@ -231,9 +198,5 @@ func mask(s string) string {
 	return s
 }
 
-func match(t *testing.T, what, out, re string) {
-	t.Helper()
-	if !regexp.MustCompile(re).MatchString(out) {
-		t.Errorf("%s printed\n%s\nwant match for %s", what, out, re)
-	}
-}
+// match reports an error unless what printed out matching re.
+var match = delvetest.Match
