@@ -353,6 +353,13 @@ func (c *Cursor) Count(minSize int, what string) int {
 	return c.checkCount(off, n, minSize, what)
 }
 
+// CountU32 is Count for a count stored as a fixed-width u32.
+func (c *Cursor) CountU32(minSize int, what string) int {
+	off := c.Offset()
+	n := c.U32()
+	return c.checkCount(off, uint64(n), minSize, what)
+}
+
 // CheckCount validates a count read by other means (see Count).
 func (c *Cursor) CheckCount(n uint64, minSize int, what string) int {
 	return c.checkCount(c.Offset(), n, minSize, what)

@@ -85,13 +85,13 @@ func DecodeMap(data []byte) (*Map, error) {
 		f.FuncPC = c.I32()
 		f.Size = c.U32()
 		f.CFGSignature = c.U32()
-		if n := count32(c, 4, "non-entry block"); n > 0 {
+		if n := c.CountU32(4, "non-entry block"); n > 0 {
 			f.BlockOffsets = make([]uint32, n)
 			for i := range f.BlockOffsets {
 				f.BlockOffsets[i] = c.U32()
 			}
 		}
-		name := c.Bytes(count32(c, 1, "function name byte"))
+		name := c.Bytes(c.CountU32(1, "function name byte"))
 		c.Align(8)
 		if c.Err() != nil {
 			break

@@ -206,18 +206,3 @@ func decodeHeader(c *cursor.Cursor, want FileType) Header {
 	}
 	return h
 }
-
-// count32 reads a u32 element count and checks that n elements of at
-// least minSize bytes fit in what remains, failing at the count's offset.
-func count32(c *cursor.Cursor, minSize int, what string) int {
-	off := c.Offset()
-	n := c.U32()
-	if c.Err() != nil {
-		return 0
-	}
-	if uint64(n)*uint64(minSize) > uint64(c.Len()) {
-		c.FailAt(off, cursor.ErrCorrupt, "%s count %d exceeds the %d bytes left", what, n, c.Len())
-		return 0
-	}
-	return int(n)
-}
