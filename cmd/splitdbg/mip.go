@@ -10,7 +10,9 @@ import (
 	"io"
 	"os"
 
+	"github.com/splitdbg/splitdbg/internal/elfx"
 	"github.com/splitdbg/splitdbg/linetable"
+	"github.com/splitdbg/splitdbg/splitinfo"
 	"github.com/splitdbg/splitdbg/splitinfo/mip"
 )
 
@@ -246,31 +248,37 @@ type mipBinary struct {
 }
 
 // openMIPBinary checks that the instrumented binary at path is the one p
-// was made for, and opens its line table.
+// was made for, and builds its line table, from one mapping of the file.
 func openMIPBinary(path string, p *mip.Profile) (*mipBinary, error) {
-	b, err := mip.Open(path)
-	if errors.Is(err, mip.ErrNoMIP) {
-		return nil, fmt.Errorf("%s: no %s section: not an instrumented binary", path, mip.RawSection)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if !b.HasRaw {
-		return nil, fmt.Errorf("%s: no %s section: no function addresses", path, mip.RawSection)
-	}
-	if b.Map != nil {
-		if err := p.CheckMap(b.Map); err != nil {
-			return nil, fmt.Errorf("%s: the profile is not of this binary: %w", path, err)
+	return elfx.OpenWith(path, func(f *elfx.File) (*mipBinary, error) {
+		b, err := mip.FromELF(f)
+		if errors.Is(err, mip.ErrNoMIP) {
+			return nil, fmt.Errorf("%s: no %s section: not an instrumented binary", path, mip.RawSection)
 		}
-	} else if b.Raw != nil && (b.Raw.ModuleHash != p.ModuleHash || b.Raw.ProfileType != p.ProfileType) {
-		return nil, fmt.Errorf("%s: the profile is not of this binary: %w: module hash %#08x and profile type %#x, the profile %#08x and %#x",
-			path, mip.ErrMismatch, b.Raw.ModuleHash, uint32(b.Raw.ProfileType), p.ModuleHash, uint32(p.ProfileType))
-	}
-	lt, err := linetable.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	return &mipBinary{rawAddr: b.RawAddr, lines: lt}, nil
+		if err != nil {
+			return nil, err
+		}
+		if !b.HasRaw {
+			return nil, fmt.Errorf("%s: no %s section: no function addresses", path, mip.RawSection)
+		}
+		if b.Map != nil {
+			if err := p.CheckMap(b.Map); err != nil {
+				return nil, fmt.Errorf("%s: the profile is not of this binary: %w", path, err)
+			}
+		} else if b.Raw != nil && (b.Raw.ModuleHash != p.ModuleHash || b.Raw.ProfileType != p.ProfileType) {
+			return nil, fmt.Errorf("%s: the profile is not of this binary: %w: module hash %#08x and profile type %#x, the profile %#08x and %#x",
+				path, mip.ErrMismatch, b.Raw.ModuleHash, uint32(b.Raw.ProfileType), p.ModuleHash, uint32(p.ProfileType))
+		}
+		procs, err := splitinfo.FromELF(f)
+		if err != nil {
+			return nil, err
+		}
+		lt, err := linetable.FromELF(f, procs)
+		if err != nil {
+			return nil, err
+		}
+		return &mipBinary{rawAddr: b.RawAddr, lines: lt}, nil
+	})
 }
 
 func mipShow(w io.Writer, path, binPath string, asJSON, coveredOnly bool) error {

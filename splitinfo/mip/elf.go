@@ -50,7 +50,7 @@ func FromELF(f *elfx.File) (*Binary, error) {
 	if rawSec != nil {
 		b.HasRaw, b.RawAddr, b.RawSize = true, rawSec.Addr, rawSec.Size
 		if rawSec.Type != elf.SHT_NOBITS {
-			data, err := f.Data(rawSec)
+			data, _, err := f.SectionData(RawSection)
 			if err != nil {
 				return nil, err
 			}
@@ -60,7 +60,7 @@ func FromELF(f *elfx.File) (*Binary, error) {
 		}
 	}
 	if mapSec != nil {
-		data, err := f.Data(mapSec)
+		data, _, err := f.SectionData(MapSection)
 		if err != nil {
 			return nil, err
 		}
