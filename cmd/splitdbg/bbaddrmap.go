@@ -48,7 +48,8 @@ func writeBBAddrMap(w io.Writer, path string, asJSON bool) error {
 		return err
 	}
 	defer f.Close()
-	secs := bbaddrmap.Sections(f.File)
+	bf := bbaddrmap.NewFile(f.File) // sections, relocations and symbols, read once
+	secs := bf.Sections()
 	if len(secs) == 0 {
 		return fmt.Errorf("%s: no basic-block address map (no SHT_LLVM_BB_ADDR_MAP section; clang writes one with -fbasic-block-address-map)", path)
 	}
@@ -63,7 +64,7 @@ func writeBBAddrMap(w io.Writer, path string, asJSON bool) error {
 	}
 	var fn bbaddrmap.Func
 	for _, s := range secs {
-		d, err := bbaddrmap.NewSectionDecoder(f.File, s)
+		d, err := bf.Decoder(s)
 		if err != nil {
 			p.w.Flush()
 			return fmt.Errorf("%s: %w", path, err)

@@ -39,10 +39,10 @@ func ReadFile(path string) ([]Func, error) {
 // (see NewSectionDecoder). It stops at the first error and returns it with
 // the functions decoded before it.
 func Read(f *elf.File) ([]Func, error) {
-	fi := newFileInfo(f)
+	bf := NewFile(f)
 	var funcs []Func
-	for _, s := range fi.maps {
-		d, err := fi.decoder(s)
+	for _, s := range bf.maps {
+		d, err := bf.Decoder(s)
 		if err != nil {
 			return funcs, err
 		}
@@ -62,46 +62,73 @@ func Read(f *elf.File) ([]Func, error) {
 // (for SHT_REL, plus the stored value), relative to the symbol's section,
 // Range.Section. (llvm-readobj takes the addend alone, truncated to 32
 // bits, and cannot read SHT_REL.)
+//
+// It scans f's sections and, in a relocatable object, parses the symbol
+// table on every call: to decode several sections of one file, use
+// NewFile(f).Decoder for each.
 func NewSectionDecoder(f *elf.File, s *elf.Section) (*Decoder, error) {
-	return newFileInfo(f).decoder(s)
+	return NewFile(f).Decoder(s)
 }
 
 // SectionOf describes map section s of f for a Decoder, resolving its
-// relocations when f is a relocatable object.
+// relocations when f is a relocatable object. Like NewSectionDecoder, it
+// reads f's section and symbol tables afresh on every call; File.SectionOf
+// shares them.
 func SectionOf(f *elf.File, s *elf.Section) (Section, error) {
-	return newFileInfo(f).section(s)
+	return NewFile(f).SectionOf(s)
 }
 
-// fileInfo is what decoding the map sections of one file shares.
-type fileInfo struct {
+// File is what decoding the map sections of one ELF file shares: the list
+// of map sections, their relocation sections and the symbol tables those
+// relocations resolve against, each found or parsed once however many
+// sections are decoded (a relocatable object built with -ffunction-sections
+// has one map section per function). A File is not safe for concurrent
+// use; the Decoders it returns are independent of it and of each other.
+type File struct {
 	f      *elf.File
 	maps   []*elf.Section
+	index  map[*elf.Section]int    // section index of each map section
 	dup    map[string]bool         // map section names used more than once
 	relocs map[int][]*elf.Section  // relocation sections by the index they apply to
-	syms   map[uint32][]elf.Symbol // symbol tables by section index
+	syms   map[uint32][]elf.Symbol // symbol tables by section index, parsed on first use
 }
 
-func newFileInfo(f *elf.File) *fileInfo {
-	fi := &fileInfo{f: f, maps: Sections(f), dup: map[string]bool{}, relocs: map[int][]*elf.Section{}, syms: map[uint32][]elf.Symbol{}}
+// NewFile prepares the map sections of f for decoding: it lists them and,
+// when f is a relocatable object, its relocation sections. Symbol tables
+// are parsed when a relocation first needs one.
+func NewFile(f *elf.File) *File {
+	bf := &File{f: f, index: map[*elf.Section]int{}, dup: map[string]bool{}, relocs: map[int][]*elf.Section{}, syms: map[uint32][]elf.Symbol{}}
 	seen := map[string]bool{}
-	for _, s := range fi.maps {
+	for i, s := range f.Sections {
+		if s.Type != SHT_LLVM_BB_ADDR_MAP && s.Type != SHT_LLVM_BB_ADDR_MAP_V0 {
+			continue
+		}
+		bf.maps = append(bf.maps, s)
+		bf.index[s] = i
 		if seen[s.Name] {
-			fi.dup[s.Name] = true
+			bf.dup[s.Name] = true
 		}
 		seen[s.Name] = true
 	}
 	if f.Type == elf.ET_REL {
 		for _, rs := range f.Sections {
 			if rs.Type == elf.SHT_RELA || rs.Type == elf.SHT_REL || rs.Type == shtCREL {
-				fi.relocs[int(rs.Info)] = append(fi.relocs[int(rs.Info)], rs)
+				bf.relocs[int(rs.Info)] = append(bf.relocs[int(rs.Info)], rs)
 			}
 		}
 	}
-	return fi
+	return bf
 }
 
-func (fi *fileInfo) decoder(s *elf.Section) (*Decoder, error) {
-	sec, err := fi.section(s)
+// Sections returns the file's map sections of either type, in section
+// order, as the package function Sections does. The slice is shared:
+// callers must not modify it.
+func (bf *File) Sections() []*elf.Section { return bf.maps }
+
+// Decoder returns a Decoder that streams map section s of the file, as
+// NewSectionDecoder does.
+func (bf *File) Decoder(s *elf.Section) (*Decoder, error) {
+	sec, err := bf.SectionOf(s)
 	if err != nil {
 		return nil, err
 	}
@@ -111,11 +138,16 @@ func (fi *fileInfo) decoder(s *elf.Section) (*Decoder, error) {
 	return NewStreamDecoder(sec, s.Open(), int64(min(s.Size, math.MaxInt64))), nil
 }
 
-func (fi *fileInfo) section(s *elf.Section) (Section, error) {
-	f := fi.f
-	idx := slices.Index(f.Sections, s)
+// SectionOf describes map section s of the file for a Decoder, as the
+// package function SectionOf does.
+func (bf *File) SectionOf(s *elf.Section) (Section, error) {
+	f := bf.f
+	idx, ok := bf.index[s]
+	if !ok {
+		idx = slices.Index(f.Sections, s) // not a map section
+	}
 	sec := Section{Name: s.Name, Type: s.Type, Class: f.Class, ByteOrder: f.ByteOrder}
-	if fi.dup[s.Name] {
+	if bf.dup[s.Name] {
 		// Several sections of one name (one per function section in an
 		// object): say which.
 		sec.Name = fmt.Sprintf("%s[%d]", s.Name, idx)
@@ -124,12 +156,12 @@ func (fi *fileInfo) section(s *elf.Section) (Section, error) {
 		return sec, nil
 	}
 	sec.Relocatable = true
-	rss := fi.relocs[idx]
+	rss := bf.relocs[idx]
 	if idx < 0 || len(rss) == 0 {
 		return sec, cursor.Errorf(sec.Name, 0, cursor.ErrCorrupt, "relocatable object without a relocation section for its addresses")
 	}
 	for _, rs := range rss {
-		relocs, err := fi.readRelocs(rs, sec.Relocs)
+		relocs, err := bf.readRelocs(rs, sec.Relocs)
 		if err != nil {
 			return sec, err
 		}
@@ -140,8 +172,8 @@ func (fi *fileInfo) section(s *elf.Section) (Section, error) {
 
 // readRelocs appends the relocations of section rs to dst, resolved
 // against its symbol table.
-func (fi *fileInfo) readRelocs(rs *elf.Section, dst []Reloc) ([]Reloc, error) {
-	f := fi.f
+func (bf *File) readRelocs(rs *elf.Section, dst []Reloc) ([]Reloc, error) {
+	f := bf.f
 	data, err := rs.Data()
 	if err != nil {
 		return dst, &cursor.DecodeError{Section: rs.Name, Err: fmt.Errorf("%w: %w", cursor.ErrCorrupt, err)}
@@ -162,7 +194,7 @@ func (fi *fileInfo) readRelocs(rs *elf.Section, dst []Reloc) ([]Reloc, error) {
 		r := Reloc{Offset: off, Value: addend, REL: rel}
 		if sym != 0 {
 			if !symsLoaded {
-				syms, err = fi.symbolsOf(rs)
+				syms, err = bf.symbolsOf(rs)
 				if err != nil {
 					return err
 				}
@@ -276,10 +308,11 @@ func readCREL(c *cursor.Cursor, add func(int64, uint64, uint64, uint32, uint64, 
 }
 
 // symbolsOf returns the symbol table that relocation section rs links to,
-// without the null symbol (index i is at i-1), as debug/elf does.
-func (fi *fileInfo) symbolsOf(rs *elf.Section) ([]elf.Symbol, error) {
-	f := fi.f
-	if syms, ok := fi.syms[rs.Link]; ok {
+// without the null symbol (index i is at i-1), as debug/elf does. Each
+// table is parsed once per File.
+func (bf *File) symbolsOf(rs *elf.Section) ([]elf.Symbol, error) {
+	f := bf.f
+	if syms, ok := bf.syms[rs.Link]; ok {
 		return syms, nil
 	}
 	if int(rs.Link) >= len(f.Sections) {
@@ -298,6 +331,6 @@ func (fi *fileInfo) symbolsOf(rs *elf.Section) ([]elf.Symbol, error) {
 	if err != nil {
 		return nil, &cursor.DecodeError{Section: rs.Name, Err: fmt.Errorf("%w: symbol table: %w", cursor.ErrCorrupt, err)}
 	}
-	fi.syms[rs.Link] = syms
+	bf.syms[rs.Link] = syms
 	return syms, nil
 }
