@@ -45,7 +45,7 @@ func FromELF(f *elfx.File) (*Table, error) {
 		fns, err := readSubprograms(f, b.isCode)
 		dwarfDone <- subprograms{fns, err}
 	}()
-	syms, err := f.CodeSymbols()
+	syms, err := f.CodeSymbols() // parsed once per file; ours to filter
 	if err != nil && !errors.Is(err, elfx.ErrNoSymbols) {
 		<-dwarfDone
 		return nil, err

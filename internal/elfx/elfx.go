@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"sync"
 
@@ -27,13 +28,19 @@ type File struct {
 	closer io.Closer
 	alloc  []*elf.Section // SHF_ALLOC sections with file contents, by address
 
-	// Section contents and DWARF are read once per file: the procedure
-	// table and the line table of one file read the same sections.
+	// Section contents, DWARF and code symbols are read once per file:
+	// the procedure table, the BOLT address translation table and the
+	// line table of one file read the same sections and symbols.
 	mu       sync.Mutex
 	sections map[string][]byte
 	dwarf    struct {
 		once sync.Once
 		d    *dwarf.Data
+		err  error
+	}
+	symbols struct {
+		once sync.Once
+		syms []Symbol
 		err  error
 	}
 }
@@ -180,8 +187,19 @@ var ErrNoSymbols = errors.New("no symbol table")
 // CodeSymbols returns the symbols of .symtab, or of .dynsym when there is
 // no .symtab, in table order, that are defined in this file and are either
 // functions or STT_NOTYPE symbols with a size in an executable section
-// (clang gives foo.cold and foo.__part.N that type).
+// (clang gives foo.cold and foo.__part.N that type). The table is parsed
+// once per file; every call returns a new copy of the symbols, which the
+// caller may modify.
 func (f *File) CodeSymbols() ([]Symbol, error) {
+	f.symbols.once.Do(func() { f.symbols.syms, f.symbols.err = f.readCodeSymbols() })
+	if f.symbols.err != nil {
+		return nil, f.symbols.err
+	}
+	return slices.Clone(f.symbols.syms), nil
+}
+
+// readCodeSymbols parses the symbols CodeSymbols returns.
+func (f *File) readCodeSymbols() ([]Symbol, error) {
 	syms, err := f.Symbols()
 	if errors.Is(err, elf.ErrNoSymbols) {
 		syms, err = f.DynamicSymbols()

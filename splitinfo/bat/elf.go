@@ -40,7 +40,7 @@ func FromELF(f *elfx.File) (*Table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f.Name, err)
 	}
-	syms, err := f.CodeSymbols()
+	syms, err := f.CodeSymbols() // parsed once per file; ours to sort
 	if err != nil && !errors.Is(err, elfx.ErrNoSymbols) {
 		return nil, err
 	}

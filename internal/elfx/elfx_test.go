@@ -1,0 +1,111 @@
+package elfx_test
+
+import (
+	"debug/elf"
+	"encoding/binary"
+	"errors"
+	"os"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/splitdbg/splitdbg/internal/elfx"
+	"github.com/splitdbg/splitdbg/internal/testbin"
+)
+
+// TestCodeSymbolsCopies checks that CodeSymbols, which parses the symbol
+// table once, gives every caller, concurrent ones too, its own copy.
+func TestCodeSymbolsCopies(t *testing.T) {
+	f, err := elfx.Open(testbin.Path(t, "bolt22"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	want, err := f.CodeSymbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) == 0 {
+		t.Fatal("no code symbols")
+	}
+	want = slices.Clone(want)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			got, err := f.CodeSymbols()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if !slices.Equal(got, want) {
+				t.Error("symbols differ between calls")
+				return
+			}
+			// Callers sort and rename the symbols they get.
+			slices.Reverse(got)
+			got[0].Name = "clobbered"
+		})
+	}
+	wg.Wait()
+	got, err := f.CodeSymbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Error("a caller's changes reached the cached symbols")
+	}
+}
+
+// TestCodeSymbolsNone checks that a file without symbol tables reports
+// ErrNoSymbols on every call.
+func TestCodeSymbolsNone(t *testing.T) {
+	var h [64]byte // ELF64 header, no sections
+	copy(h[:], "\x7fELF")
+	h[4], h[5], h[6] = byte(elf.ELFCLASS64), byte(elf.ELFDATA2LSB), byte(elf.EV_CURRENT)
+	binary.LittleEndian.PutUint16(h[16:], uint16(elf.ET_EXEC))
+	binary.LittleEndian.PutUint16(h[18:], uint16(elf.EM_X86_64))
+	binary.LittleEndian.PutUint32(h[20:], uint32(elf.EV_CURRENT))
+	binary.LittleEndian.PutUint16(h[52:], 64)
+	f, err := elfx.NewBytes("empty", h[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if syms, err := f.CodeSymbols(); !errors.Is(err, elfx.ErrNoSymbols) || syms != nil {
+			t.Fatalf("CodeSymbols = %v, %v; want nil, ErrNoSymbols", syms, err)
+		}
+	}
+}
+
+// BenchmarkCodeSymbols compares parsing the symbol table (a new File each
+// time) with the copies later calls on one File return.
+func BenchmarkCodeSymbols(b *testing.B) {
+	data, err := os.ReadFile(testbin.Path(b, "bolt22"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, err := elfx.NewBytes("bolt22", data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("Parse", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			g, err := elfx.NewBytes("bolt22", data)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := g.CodeSymbols(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("Cached", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := f.CodeSymbols(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
