@@ -314,8 +314,7 @@ func (b *builder) newProc(g *symGroup) *bproc {
 func (b *builder) addDWARF(fn *dwarfFunc) {
 	var owner *bproc
 	for _, r := range fn.ranges {
-		if ref, ok := b.fragAt[r.Start]; ok && ref.i == 0 && !ref.p.orphan && !ref.p.dead {
-			owner = ref.p
+		if owner = b.entryProc(r.Start); owner != nil {
 			break
 		}
 	}

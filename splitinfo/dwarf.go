@@ -41,6 +41,20 @@ func dwarfFuncs(d *dwarf.Data, lines *dwarfline.Sections, isCode func(Range) boo
 		filesOK bool
 	)
 	var resolve func(off dwarf.Offset, depth int) dieName
+	// nameOf is e's name, completed from the DIEs its DW_AT_abstract_origin
+	// and DW_AT_specification refer to when it lacks a name or a
+	// declaration file; depth is how many such references led to e.
+	nameOf := func(e *dwarf.Entry, depth int) dieName {
+		n := entryName(e)
+		if depth < 8 && (n.name == "" || n.fileIdx < 0) {
+			for _, a := range []dwarf.Attr{dwarf.AttrAbstractOrigin, dwarf.AttrSpecification} {
+				if o, ok := e.Val(a).(dwarf.Offset); ok {
+					n = n.fill(resolve(o, depth+1))
+				}
+			}
+		}
+		return n
+	}
 	resolve = func(off dwarf.Offset, depth int) dieName {
 		if n, ok := cache[off]; ok {
 			return n
@@ -50,14 +64,7 @@ func dwarfFuncs(d *dwarf.Data, lines *dwarfline.Sections, isCode func(Range) boo
 		if err != nil || e == nil {
 			return dieName{}
 		}
-		n := entryName(e)
-		if depth < 8 && (n.name == "" || n.fileIdx < 0) {
-			for _, a := range []dwarf.Attr{dwarf.AttrAbstractOrigin, dwarf.AttrSpecification} {
-				if o, ok := e.Val(a).(dwarf.Offset); ok {
-					n = n.fill(resolve(o, depth+1))
-				}
-			}
-		}
+		n := nameOf(e, depth)
 		cache[off] = n
 		return n
 	}
@@ -104,14 +111,7 @@ func dwarfFuncs(d *dwarf.Data, lines *dwarfline.Sections, isCode func(Range) boo
 		if lo, ok := e.Val(dwarf.AttrLowpc).(uint64); ok {
 			fn.lowPC, fn.hasLow = lo, true
 		}
-		n := entryName(e)
-		if n.name == "" || n.fileIdx < 0 {
-			for _, a := range []dwarf.Attr{dwarf.AttrAbstractOrigin, dwarf.AttrSpecification} {
-				if o, ok := e.Val(a).(dwarf.Offset); ok {
-					n = n.fill(resolve(o, 1))
-				}
-			}
-		}
+		n := nameOf(e, 0)
 		fn.name, fn.linkage, fn.line = n.name, n.linkage, int(n.line)
 		if n.fileIdx >= 0 {
 			if !filesOK && cuEntry != nil {

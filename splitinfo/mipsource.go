@@ -31,14 +31,8 @@ func (b *builder) addMIP() error {
 		}
 		entry := bin.Addr(fn)
 		r := Range{entry, entry + uint64(fn.Size)}
-		var owner *bproc
-		if ref, ok := b.fragAt[entry]; ok && ref.i == 0 && !ref.p.dead && !ref.p.orphan {
-			owner = ref.p
-		} else if _, taken := b.fragAt[entry]; !taken {
-			owner = &bproc{Proc: Proc{Name: fn.Name, Entry: entry}}
-			b.addFragment(owner, Fragment{Range: r, Symbol: fn.Name, Kind: Hot, Sources: FromMIP}, 0)
-			b.procs = append(b.procs, owner)
-		} else {
+		owner := b.entryOrNewProc(r, fn.Name, FromMIP)
+		if owner == nil {
 			continue
 		}
 		owner.Sources |= FromMIP

@@ -21,11 +21,10 @@ func (b *builder) addBBAddrMap(fns []bbaddrmap.Func) {
 		if len(fn.Ranges) == 0 {
 			continue
 		}
-		ref, ok := b.fragAt[fn.Addr()]
-		if !ok || ref.i != 0 || ref.p.dead || ref.p.orphan {
+		owner := b.entryProc(fn.Addr())
+		if owner == nil {
 			continue // no procedure starts here: nothing to attach to
 		}
-		owner := ref.p
 		owner.Sources |= FromBBAddrMap
 		for _, r := range fn.Ranges {
 			if len(r.Blocks) == 0 {
@@ -50,11 +49,10 @@ func (b *builder) addBBAddrMap(fns []bbaddrmap.Func) {
 func (b *builder) addBAT(t *bat.Table) {
 	for f := range t.All() {
 		parent := f.Parent()
-		ref, ok := b.fragAt[parent.Addr]
-		if !ok || ref.i != 0 || ref.p.dead || ref.p.orphan || f.Size == 0 {
+		owner := b.entryProc(parent.Addr)
+		if owner == nil || f.Size == 0 {
 			continue
 		}
-		owner := ref.p
 		owner.Sources |= FromBAT
 		b.claim(owner, evidence{src: FromBAT, name: parent.Name}, Range{f.Addr, f.Addr + f.Size})
 		first := uint32(1<<32 - 1)
@@ -77,14 +75,8 @@ func (b *builder) addNative(recs []native.Record) {
 		if r.EntrySize == 0 {
 			continue
 		}
-		owner := (*bproc)(nil)
-		if ref, ok := b.fragAt[r.Entry]; ok && ref.i == 0 && !ref.p.dead && !ref.p.orphan {
-			owner = ref.p
-		} else if _, taken := b.fragAt[r.Entry]; !taken {
-			owner = &bproc{Proc: Proc{Name: r.Name, Entry: r.Entry}}
-			b.addFragment(owner, Fragment{Range: Range{r.Entry, r.Entry + r.EntrySize}, Symbol: r.Name, Kind: Hot, Sources: FromNative}, 0)
-			b.procs = append(b.procs, owner)
-		} else {
+		owner := b.entryOrNewProc(Range{r.Entry, r.Entry + r.EntrySize}, r.Name, FromNative)
+		if owner == nil {
 			continue
 		}
 		owner.Sources |= FromNative
@@ -109,6 +101,33 @@ func (b *builder) addNative(recs []native.Record) {
 			b.recordOrder[m.VAddr] = uint32(k)
 		}
 	}
+}
+
+// entryProc returns the live procedure whose entry fragment starts at
+// addr, nil if there is none.
+func (b *builder) entryProc(addr uint64) *bproc {
+	if ref, ok := b.fragAt[addr]; ok && ref.i == 0 && !ref.p.dead && !ref.p.orphan {
+		return ref.p
+	}
+	return nil
+}
+
+// entryOrNewProc returns the procedure that source src names name and
+// gives entry fragment r: the live procedure whose entry is r.Start, or,
+// when no fragment starts there, a new procedure with entry fragment r.
+// It returns nil when r.Start starts some other fragment: a moved one, or
+// the entry of a dead or orphan procedure.
+func (b *builder) entryOrNewProc(r Range, name string, src Source) *bproc {
+	if p := b.entryProc(r.Start); p != nil {
+		return p
+	}
+	if _, taken := b.fragAt[r.Start]; taken {
+		return nil
+	}
+	p := &bproc{Proc: Proc{Name: name, Entry: r.Start}}
+	b.addFragment(p, Fragment{Range: r, Symbol: name, Kind: Hot, Sources: src}, 0)
+	b.procs = append(b.procs, p)
+	return p
 }
 
 // SplitRecords returns the split procedure records of the table's split
@@ -169,13 +188,13 @@ func (b *builder) readOptionalSources() error {
 // give, when one of them covers every moved fragment: that is the order
 // before splitting.
 func (b *builder) orderBySource(p *Proc) {
+	rest := p.Fragments[1:]
+	if len(rest) == 0 {
+		return
+	}
 	for _, keys := range []map[uint64]uint32{b.firstBlock, b.firstInput, b.recordOrder} {
-		rest := p.Fragments[1:]
-		if len(rest) == 0 || !slices.ContainsFunc(rest, func(f Fragment) bool { _, ok := keys[f.Start]; return ok }) {
-			continue
-		}
 		if slices.ContainsFunc(rest, func(f Fragment) bool { _, ok := keys[f.Start]; return !ok }) {
-			continue
+			continue // a moved fragment the source does not cover
 		}
 		slices.SortStableFunc(rest, func(x, y Fragment) int { return cmp.Compare(keys[x.Start], keys[y.Start]) })
 		return
