@@ -193,14 +193,16 @@ func (r *Resolver) Frame(pc uint64, call bool) (Frame, bool) {
 	}
 	// In a split procedure, a stop reports the statement row at its
 	// address, as debuggers show it; elsewhere Delve's choice stands.
-	pos, ok := t.lines.PC(link)
-	if ok && loc.Proc.Split() {
-		if sp, found := t.lines.StopPC(link); found && sp.Line > 0 {
-			pos = sp
-		}
+	// The procedure is known: look up only the line.
+	var file string
+	var line int
+	if loc.Proc.Split() {
+		file, line, _, ok = t.lines.StopLine(link)
+	} else {
+		file, line, _, ok = t.lines.Line(link)
 	}
-	if ok && pos.Line > 0 {
-		f.File, f.Line = pos.File, pos.Line
+	if ok && line > 0 {
+		f.File, f.Line = file, line
 	}
 	return f, true
 }

@@ -193,19 +193,20 @@ func qualifiedName(p *splitinfo.Proc) string {
 // last is_stmt row at the address, as gdb reports it.
 func (t *Table) FuncStart(p *splitinfo.Proc) Position {
 	hot := &p.Fragments[0]
-	first := t.rowAt(p.Entry)
-	if first < 0 {
+	at := t.rowAt(p.Entry)
+	if at < 0 {
 		return Position{Addr: p.Entry, Proc: p}
 	}
+	first := at
 	for first > 0 && t.rows[first-1].addr == p.Entry && !t.rows[first-1].isEnd() {
 		first--
 	}
 	for i := first; i < len(t.rows) && t.rows[i].addr < hot.End && !t.rows[i].isEnd(); i++ {
-		if r := &t.rows[i]; r.flags&flagPrologueEnd != 0 && r.addr >= p.Entry {
+		if r := &t.rows[i]; r.prologueEnd() && r.addr >= p.Entry {
 			return t.position(t.stmtRowAt(r.addr, i), r.addr)
 		}
 	}
-	return t.position(t.stmtRowAt(p.Entry, first), p.Entry)
+	return t.position(t.stmtRow(p.Entry, at), p.Entry)
 }
 
 // stmtRowAt returns the row a debugger reports for a stop at addr: the
@@ -216,6 +217,11 @@ func (t *Table) stmtRowAt(addr uint64, fallback int) int {
 	if i < 0 {
 		return fallback
 	}
+	return t.stmtRow(addr, i)
+}
+
+// stmtRow is stmtRowAt for i, the row covering addr (rowAt(addr) >= 0).
+func (t *Table) stmtRow(addr uint64, i int) int {
 	for j := i; j >= 0 && t.rows[j].addr == addr && !t.rows[j].isEnd(); j-- {
 		if t.rows[j].isStmt() {
 			return j
@@ -262,8 +268,6 @@ func (t *Table) LineAddrs(file string, line int) (Breakpoint, error) {
 	for _, ri := range rows {
 		i := int(ri)
 		r := &t.rows[i]
-		pos := Position{Addr: r.addr, File: t.files[r.file], Line: int(r.line), Column: int(r.column),
-			IsStmt: r.isStmt(), PrologueEnd: r.flags&flagPrologueEnd != 0}
 		if !frag.Contains(r.addr) {
 			var ok bool
 			if loc, ok = t.procs.Lookup(r.addr); ok {
@@ -272,14 +276,16 @@ func (t *Table) LineAddrs(file string, line int) (Breakpoint, error) {
 				loc, frag = splitinfo.Loc{}, splitinfo.Range{}
 			}
 		}
-		pos.Proc, pos.Frag = loc.Proc, loc.Frag
-		if n := len(blocks); n > 0 && i == prev+1 && sameFragment(blocks[n-1].pos, pos) {
-			if blocks[n-1].stmt < 0 && t.rows[i].isStmt() {
+		if n := len(blocks); n > 0 && i == prev+1 && blocks[n-1].pos.Proc == loc.Proc && blocks[n-1].pos.Frag == loc.Frag {
+			if blocks[n-1].stmt < 0 && r.isStmt() {
 				blocks[n-1].stmt = i
 			}
 		} else {
+			// A new block: only its first row's position is kept.
+			pos := t.rowPosition(i, r.addr)
+			pos.Proc, pos.Frag = loc.Proc, loc.Frag
 			s := -1
-			if t.rows[i].isStmt() {
+			if r.isStmt() {
 				s = i
 			}
 			blocks = append(blocks, block{first: i, stmt: s, pos: pos})
@@ -293,7 +299,7 @@ func (t *Table) LineAddrs(file string, line int) (Breakpoint, error) {
 		if bl.stmt >= 0 {
 			pos := bl.pos // the same fragment: only the row differs
 			r := &t.rows[bl.stmt]
-			pos.Addr, pos.Column, pos.IsStmt, pos.PrologueEnd = r.addr, int(r.column), true, r.flags&flagPrologueEnd != 0
+			pos.Addr, pos.Column, pos.IsStmt, pos.PrologueEnd = r.addr, int(r.column), true, r.prologueEnd()
 			b.Locs = append(b.Locs, Location{Position: pos})
 			continue
 		}

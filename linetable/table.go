@@ -57,8 +57,9 @@ const (
 	flagEnd
 )
 
-func (r *row) isStmt() bool { return r.flags&flagStmt != 0 }
-func (r *row) isEnd() bool  { return r.flags&flagEnd != 0 }
+func (r *row) isStmt() bool      { return r.flags&flagStmt != 0 }
+func (r *row) prologueEnd() bool { return r.flags&flagPrologueEnd != 0 }
+func (r *row) isEnd() bool       { return r.flags&flagEnd != 0 }
 
 // Open builds the procedures and the line table of the ELF file at path.
 func Open(path string) (*Table, error) {
@@ -332,10 +333,18 @@ func (p *Position) Fragment() *splitinfo.Fragment {
 	return &p.Proc.Fragments[p.Frag]
 }
 
-func (t *Table) position(i int, addr uint64) Position {
+// rowPosition returns the source position of row i at addr, without its
+// procedure.
+func (t *Table) rowPosition(i int, addr uint64) Position {
 	r := &t.rows[i]
-	p := Position{Addr: addr, File: t.files[r.file], Line: int(r.line), Column: int(r.column),
-		IsStmt: r.isStmt(), PrologueEnd: r.flags&flagPrologueEnd != 0}
+	return Position{Addr: addr, File: t.files[r.file], Line: int(r.line), Column: int(r.column),
+		IsStmt: r.isStmt(), PrologueEnd: r.prologueEnd()}
+}
+
+// position returns the source position of row i at addr and the
+// procedure holding addr.
+func (t *Table) position(i int, addr uint64) (p Position) {
+	p = t.rowPosition(i, addr)
 	if loc, ok := t.procs.Lookup(addr); ok {
 		p.Proc, p.Frag = loc.Proc, loc.Frag
 	}
@@ -368,7 +377,7 @@ func (t *Table) StopPC(pc uint64) (Position, bool) {
 	if i < 0 {
 		return Position{}, false
 	}
-	return t.position(t.stmtRowAt(pc, i), pc), true
+	return t.position(t.stmtRow(pc, i), pc), true
 }
 
 // Line returns the file, line and column of pc, as PC does, without
@@ -379,6 +388,21 @@ func (t *Table) Line(pc uint64) (file string, line, column int, ok bool) {
 		return "", 0, 0, false
 	}
 	r := &t.rows[i]
+	return t.files[r.file], int(r.line), int(r.column), true
+}
+
+// StopLine returns the file, line and column a debugger shows for a stop
+// at pc, with one row search and without looking up its procedure:
+// StopPC's, or PC's (Line's) where StopPC's row has line 0.
+func (t *Table) StopLine(pc uint64) (file string, line, column int, ok bool) {
+	i := t.rowAt(pc)
+	if i < 0 {
+		return "", 0, 0, false
+	}
+	r := &t.rows[t.stmtRow(pc, i)]
+	if r.line == 0 {
+		r = &t.rows[i]
+	}
 	return t.files[r.file], int(r.line), int(r.column), true
 }
 
@@ -399,7 +423,7 @@ func (t *Table) Rows() iter.Seq[Row] {
 		for i := range t.rows {
 			r := &t.rows[i]
 			out := Row{Addr: r.addr, Line: int(r.line), Column: int(r.column), IsStmt: r.isStmt(),
-				PrologueEnd: r.flags&flagPrologueEnd != 0, EndSequence: r.isEnd()}
+				PrologueEnd: r.prologueEnd(), EndSequence: r.isEnd()}
 			if !r.isEnd() {
 				out.File = t.files[r.file]
 			}
