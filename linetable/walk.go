@@ -62,14 +62,7 @@ func (t *Table) Walk(p *splitinfo.Proc) iter.Seq[Position] {
 		}
 		for i := range children {
 			slices.SortStableFunc(children[i], func(a, b int) int {
-				x, y := p.Fragments[a].BranchAddr, p.Fragments[b].BranchAddr
-				switch {
-				case x < y:
-					return -1
-				case x > y:
-					return 1
-				}
-				return 0
+				return cmp.Compare(p.Fragments[a].BranchAddr, p.Fragments[b].BranchAddr)
 			})
 		}
 		visited := make([]bool, len(p.Fragments))
