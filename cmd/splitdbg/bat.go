@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"iter"
 	"strconv"
 
 	"github.com/splitdbg/splitdbg/linetable"
@@ -179,25 +180,17 @@ func writeBAT(w io.Writer, t *bat.Table, asJSON bool) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	var b []byte
 	if asJSON {
-		bw.WriteString("{\"hot\":[")
-		n := 0
-		for f := range t.Hot() {
-			b = appendBATFuncJSON(b[:0], f, n > 0)
-			bw.Write(b)
-			n++
-		}
-		if n > 0 {
-			bw.WriteString("\n")
-		}
-		bw.WriteString("],\"cold\":[")
-		n = 0
-		for f := range t.Cold() {
-			b = appendBATFuncJSON(b[:0], f, n > 0)
-			bw.Write(b)
-			n++
-		}
-		if n > 0 {
-			bw.WriteString("\n")
+		for i, table := range []iter.Seq[*bat.Func]{t.Hot(), t.Cold()} {
+			bw.WriteString([]string{"{\"hot\":[", "],\"cold\":["}[i])
+			n := 0
+			for f := range table {
+				b = appendBATFuncJSON(b[:0], f, n > 0)
+				bw.Write(b)
+				n++
+			}
+			if n > 0 {
+				bw.WriteString("\n")
+			}
 		}
 		bw.WriteString("]}\n")
 		return bw.Flush()

@@ -45,31 +45,14 @@ addresses to blocks.`,
 			if len(args) != 0 {
 				return usagef("demo takes no arguments")
 			}
-			f, err := elfx.NewBytes("demo", demoBinary)
-			if err != nil {
-				return err
-			}
-			procs, err := splitinfo.FromELF(f)
-			if err != nil {
-				return err
-			}
-			lines, err := linetable.FromELF(f, procs)
+			lines, err := embeddedTable("demo", demoBinary)
 			if err != nil {
 				return err
 			}
 			if err := runDemo(c, lines); err != nil {
 				return err
 			}
-			f, err = elfx.NewBytes("clang", demoClang)
-			if err != nil {
-				return err
-			}
-			procs, err = splitinfo.FromELF(f)
-			if err != nil {
-				return err
-			}
-			lines, err = linetable.FromELF(f, procs)
-			if err != nil {
+			if lines, err = embeddedTable("clang", demoClang); err != nil {
 				return err
 			}
 			if err := runBlocksDemo(c, lines); err != nil {
@@ -78,6 +61,20 @@ addresses to blocks.`,
 			return runDebugDemo(c)
 		}
 	},
+}
+
+// embeddedTable builds the procedures and line table of an embedded
+// binary.
+func embeddedTable(name string, data []byte) (*linetable.Table, error) {
+	f, err := elfx.NewBytes(name, data)
+	if err != nil {
+		return nil, err
+	}
+	procs, err := splitinfo.FromELF(f)
+	if err != nil {
+		return nil, err
+	}
+	return linetable.FromELF(f, procs)
 }
 
 func runDemo(c *cli, lt *linetable.Table) error {
