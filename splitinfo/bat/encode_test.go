@@ -3,6 +3,8 @@ package bat
 import (
 	"encoding/binary"
 	"math/bits"
+
+	"github.com/splitdbg/splitdbg/internal/cursor"
 )
 
 // The test encoder writes notes the way BoltAddressTranslation::write and
@@ -17,29 +19,6 @@ type testFunc struct {
 	parent    int
 	entries   []Entry
 	sec       []uint32
-}
-
-func appendULEB(b []byte, v uint64) []byte {
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if v != 0 {
-			b = append(b, c|0x80)
-			continue
-		}
-		return append(b, c)
-	}
-}
-
-func appendSLEB(b []byte, v int64) []byte {
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if v == 0 && c&0x40 == 0 || v == -1 && c&0x40 != 0 {
-			return append(b, c)
-		}
-		b = append(b, c|0x80)
-	}
 }
 
 // appendNote appends a whole .note.bolt_bat section.
@@ -59,25 +38,25 @@ func appendDesc(b []byte, hot, cold []testFunc) []byte {
 }
 
 func appendTable(b []byte, fs []testFunc, cold bool, prev *uint64) []byte {
-	b = appendULEB(b, uint64(len(fs)))
+	b = cursor.AppendULEB128(b, uint64(len(fs)))
 	prevIndex := 0
 	for _, f := range fs {
-		b = appendULEB(b, f.addr-*prev)
+		b = cursor.AppendULEB128(b, f.addr-*prev)
 		*prev = f.addr
 		var skew uint32
 		if cold {
-			b = appendULEB(b, uint64(f.parent-prevIndex))
+			b = cursor.AppendULEB128(b, uint64(f.parent-prevIndex))
 			prevIndex = f.parent
 			if len(f.entries) > 0 {
 				skew = f.entries[0].InputOffset
 			}
-			b = appendULEB(b, uint64(skew))
+			b = cursor.AppendULEB128(b, uint64(skew))
 		} else {
 			b = binary.LittleEndian.AppendUint64(b, f.hash)
-			b = appendULEB(b, f.numBlocks)
-			b = appendULEB(b, uint64(len(f.sec)))
+			b = cursor.AppendULEB128(b, f.numBlocks)
+			b = cursor.AppendULEB128(b, uint64(len(f.sec)))
 		}
-		b = appendULEB(b, uint64(len(f.entries)))
+		b = cursor.AppendULEB128(b, uint64(len(f.entries)))
 		equal := 0
 		for _, e := range f.entries {
 			if e.OutputOffset != e.InputOffset-skew {
@@ -85,7 +64,7 @@ func appendTable(b []byte, fs []testFunc, cold bool, prev *uint64) []byte {
 			}
 			equal++
 		}
-		b = appendULEB(b, uint64(equal))
+		b = cursor.AppendULEB128(b, uint64(equal))
 		if equal > 0 {
 			mask := make([]byte, (equal+7)/8)
 			for j, e := range f.entries[:equal] {
@@ -99,25 +78,25 @@ func appendTable(b []byte, fs []testFunc, cold bool, prev *uint64) []byte {
 		var index uint64
 		for j, e := range f.entries {
 			out := f.addr + uint64(e.OutputOffset)
-			b = appendULEB(b, out-*prev)
+			b = cursor.AppendULEB128(b, out-*prev)
 			*prev = out
 			v := uint64(e.InputOffset) << 1
 			if e.Branch {
 				v |= branchEntry
 			}
 			if j >= equal {
-				b = appendSLEB(b, int64(v-in))
+				b = cursor.AppendSLEB128(b, int64(v-in))
 			}
 			in = v
 			if !e.Branch {
 				b = binary.LittleEndian.AppendUint64(b, e.BlockHash)
-				b = appendULEB(b, uint64(e.BlockIndex)-index) // wraps, as size_t does
+				b = cursor.AppendULEB128(b, uint64(e.BlockIndex)-index) // wraps, as size_t does
 				index = uint64(e.BlockIndex)
 			}
 		}
 		var off uint32
 		for _, s := range f.sec {
-			b = appendULEB(b, uint64(s-off))
+			b = cursor.AppendULEB128(b, uint64(s-off))
 			off = s
 		}
 	}
