@@ -6,6 +6,8 @@ import (
 	"iter"
 	"math"
 	"sort"
+
+	"github.com/splitdbg/splitdbg/internal/cursor"
 )
 
 // TLV tags of the elements in a procedure's chain.
@@ -63,7 +65,7 @@ func (b *Builder) File(name string) uint32 {
 	i := uint32(len(b.files))
 	b.files = append(b.files, name)
 	b.fileIx[name] = i
-	b.size += ulebLen(uint64(len(name))) + len(name)
+	b.size += cursor.ULEB128Len(uint64(len(name))) + len(name)
 	return i
 }
 
@@ -95,8 +97,8 @@ func (b *Builder) Add(entry uint64, rows []Row) error {
 			return fmt.Errorf("%w: procedure %#x row %d: file %d not in the %d-file table", ErrUnencodable, entry, i, rows[i].File, len(b.files))
 		}
 	}
-	val := appendULEB(nil, uint64(start.File))
-	val = appendULEB(val, uint64(start.Line))
+	val := cursor.AppendULEB128(nil, uint64(start.File))
+	val = cursor.AppendULEB128(val, uint64(start.Line))
 	val, err := AppendProgram(val, b.pcUnit, start, rows)
 	if err != nil {
 		return fmt.Errorf("procedure %#x: %w", entry, err)
@@ -119,14 +121,14 @@ func (b *Builder) AddElement(entry, tag uint64, value []byte) error {
 }
 
 func (b *Builder) addElement(entry, tag uint64, value []byte) error {
-	n := ulebLen(tag) + ulebLen(uint64(len(value))) + len(value)
+	n := cursor.ULEB128Len(tag) + cursor.ULEB128Len(uint64(len(value))) + len(value)
 	if b.size+n > maxUnitBody {
 		return fmt.Errorf("%w: unit would exceed %d bytes", ErrUnencodable, maxUnitBody)
 	}
 	b.size += n
 	p := b.proc(entry)
-	p.elems = appendULEB(p.elems, tag)
-	p.elems = appendULEB(p.elems, uint64(len(value)))
+	p.elems = cursor.AppendULEB128(p.elems, tag)
+	p.elems = cursor.AppendULEB128(p.elems, uint64(len(value)))
 	p.elems = append(p.elems, value...)
 	return nil
 }
@@ -157,13 +159,13 @@ func (b *Builder) AppendUnit(dst []byte) []byte {
 	start := len(dst)
 	dst = append(dst, magic[:]...)
 	dst = append(dst, Version, 0, 0, 0, 0, byte(b.pcUnit), byte(aw), byte(ow), 0)
-	dst = appendULEB(dst, base)
-	dst = appendULEB(dst, uint64(len(b.files)))
+	dst = cursor.AppendULEB128(dst, base)
+	dst = cursor.AppendULEB128(dst, uint64(len(b.files)))
 	for _, f := range b.files {
-		dst = appendULEB(dst, uint64(len(f)))
+		dst = cursor.AppendULEB128(dst, uint64(len(f)))
 		dst = append(dst, f...)
 	}
-	dst = appendULEB(dst, uint64(len(order)))
+	dst = cursor.AppendULEB128(dst, uint64(len(order)))
 	var le [8]byte
 	for k, i := range order {
 		binary.LittleEndian.PutUint64(le[:], b.procs[i].entry-base)
@@ -224,31 +226,32 @@ func (p Proc) Entry() uint64 { return p.Start.Address }
 // section (DefaultSection if empty), which errors carry. Every unit header,
 // file table and index is checked; programs are checked as they are read.
 func Parse(section string, data []byte) (*Table, error) {
-	if section == "" {
-		section = DefaultSection
-	}
+	section = sectionName(section)
 	t := &Table{section: section}
 	for off := 0; off < len(data); {
-		r := reader{section: section, data: data, off: off}
-		m := r.bytes(4, "unit header")
-		if r.err != nil {
-			return nil, r.err
+		c := cursor.New(section, int64(off), data[off:])
+		if !c.Need(4, "unit header") {
+			return nil, c.Err()
 		}
+		m := c.Bytes(4)
 		if [3]byte(m[:3]) != magic {
-			return nil, errorf(section, int64(off), ErrCorrupt, "unit magic %q, want \"ESL\"", m[:3])
+			return nil, cursor.Errorf(section, int64(off), ErrCorrupt, "unit magic %q, want \"ESL\"", m[:3])
 		}
 		if m[3] != Version {
-			return nil, errorf(section, int64(off+3), ErrUnsupportedVersion, "unit version %d, want %d", m[3], Version)
+			return nil, cursor.Errorf(section, int64(off+3), ErrUnsupportedVersion, "unit version %d, want %d", m[3], Version)
 		}
-		n := r.uint(4, "unit_length")
-		if r.err == nil && n > uint64(r.left()) {
-			r.failAt(int64(off+4), ErrTruncated, "unit_length %d exceeds the %d bytes left", n, r.left())
+		var n uint64
+		if c.Need(4, "unit_length") {
+			n = uint64(c.U32())
 		}
-		if r.err != nil {
-			return nil, r.err
+		if c.Err() == nil && n > uint64(c.Len()) {
+			c.FailAt(int64(off+4), ErrTruncated, "unit_length %d exceeds the %d bytes left", n, c.Len())
+		}
+		if err := c.Err(); err != nil {
+			return nil, err
 		}
 		end := off + 8 + int(n)
-		u, err := parseUnit(section, data[:end], off+8)
+		u, err := parseUnit(section, cursor.New(section, int64(off+8), data[off+8:end]))
 		if err != nil {
 			return nil, err
 		}
@@ -259,59 +262,66 @@ func Parse(section string, data []byte) (*Table, error) {
 	return t, nil
 }
 
-func parseUnit(section string, data []byte, off int) (unit, error) {
-	r := reader{section: section, data: data, off: off}
+// parseUnit reads a unit of section from c, which holds the unit from
+// the header field after unit_length to the unit's end.
+func parseUnit(section string, c *cursor.Cursor) (unit, error) {
 	var u unit
-	pcOff := r.offset()
-	u.pcUnit = int(r.u8("pc_unit"))
-	u.aw = int(r.u8("addr_width"))
-	u.ow = int(r.u8("offset_width"))
-	flags := r.u8("flags")
-	if r.err != nil {
-		return u, r.err
+	u8 := func(what string) int {
+		if !c.Need(1, what) {
+			return 0
+		}
+		return int(c.U8())
+	}
+	pcOff := c.Offset()
+	u.pcUnit = u8("pc_unit")
+	u.aw = u8("addr_width")
+	u.ow = u8("offset_width")
+	flags := u8("flags")
+	if err := c.Err(); err != nil {
+		return u, err
 	}
 	switch {
 	case u.pcUnit == 0:
-		return u, errorf(section, pcOff, ErrCorrupt, "pc_unit 0")
+		return u, c.FailAt(pcOff, ErrCorrupt, "pc_unit 0")
 	case u.aw < 1 || u.aw > 8:
-		return u, errorf(section, pcOff+1, ErrCorrupt, "addr_width %d", u.aw)
+		return u, c.FailAt(pcOff+1, ErrCorrupt, "addr_width %d", u.aw)
 	case u.ow < 1 || u.ow > 8:
-		return u, errorf(section, pcOff+2, ErrCorrupt, "offset_width %d", u.ow)
+		return u, c.FailAt(pcOff+2, ErrCorrupt, "offset_width %d", u.ow)
 	case flags != 0:
-		return u, errorf(section, pcOff+3, ErrUnsupported, "flags %#02x", flags)
+		return u, c.FailAt(pcOff+3, ErrUnsupported, "flags %#02x", flags)
 	}
-	u.base = r.uleb("base_address")
-	nf := r.count(1, "file")
-	if r.err != nil {
-		return u, r.err
+	u.base = c.ULEB128()
+	nf := c.Count(1, "file")
+	if err := c.Err(); err != nil {
+		return u, err
 	}
 	u.files = make([]string, nf)
 	for i := range u.files {
-		lenOff := r.offset()
-		l := r.uleb("file name length")
-		if r.err == nil && l > uint64(r.left()) {
-			r.failAt(lenOff, ErrTruncated, "file name of %d bytes, %d left", l, r.left())
+		lenOff := c.Offset()
+		l := c.ULEB128()
+		if c.Err() == nil && l > uint64(c.Len()) {
+			c.FailAt(lenOff, ErrTruncated, "file name of %d bytes, %d left", l, c.Len())
 		}
-		u.files[i] = string(r.bytes(int(l), "file name"))
+		u.files[i] = string(c.Bytes(int(l)))
 	}
-	u.n = r.count(u.aw+u.ow, "procedure")
-	u.index = r.bytes(u.n*(u.aw+u.ow), "index")
-	if r.err != nil {
-		return u, r.err
+	u.n = c.Count(u.aw+u.ow, "procedure")
+	idxOff := c.Offset()
+	u.index = c.Bytes(u.n * (u.aw + u.ow))
+	if err := c.Err(); err != nil {
+		return u, err
 	}
-	u.entriesOff = r.offset()
-	u.entries = data[r.off:]
-	idxOff := u.entriesOff - int64(len(u.index))
+	u.entriesOff = c.Offset()
+	u.entries = c.Bytes(c.Len())
 	var prev uint64
 	for i := range u.n {
 		e := u.index[i*(u.aw+u.ow):]
 		d := leUint(e[:u.aw])
 		addr := u.base + d
 		if addr < u.base || i > 0 && addr <= prev {
-			return u, errorf(section, idxOff+int64(i*(u.aw+u.ow)), ErrCorrupt, "index entry %d: address %#x not above %#x", i, addr, prev)
+			return u, cursor.Errorf(section, idxOff+int64(i*(u.aw+u.ow)), ErrCorrupt, "index entry %d: address %#x not above %#x", i, addr, prev)
 		}
 		if o := leUint(e[u.aw : u.aw+u.ow]); o >= uint64(len(u.entries)) {
-			return u, errorf(section, idxOff+int64(i*(u.aw+u.ow)+u.aw), ErrCorrupt, "index entry %d: offset %d beyond the %d bytes of entries", i, o, len(u.entries))
+			return u, cursor.Errorf(section, idxOff+int64(i*(u.aw+u.ow)+u.aw), ErrCorrupt, "index entry %d: offset %d beyond the %d bytes of entries", i, o, len(u.entries))
 		}
 		prev = addr
 	}
@@ -383,10 +393,10 @@ func (t *Table) proc(u *unit, i int) (Proc, error) {
 	data := u.entries
 	off := int(leUint(e[u.aw:])) // checked by Parse
 	errAt := func(at int, sentinel error, format string, args ...any) (Proc, error) {
-		return Proc{}, errorf(t.section, u.entriesOff+int64(at), sentinel, format, args...)
+		return Proc{}, cursor.Errorf(t.section, u.entriesOff+int64(at), sentinel, format, args...)
 	}
 	for {
-		tag, n := uleb(data[off:])
+		tag, n := cursor.DecodeULEB128(data[off:])
 		switch {
 		case n == 0:
 			return errAt(off, ErrTruncated, "unterminated tag")
@@ -397,7 +407,7 @@ func (t *Table) proc(u *unit, i int) (Proc, error) {
 			return p, nil
 		}
 		off += n
-		size, n := uleb(data[off:])
+		size, n := cursor.DecodeULEB128(data[off:])
 		switch {
 		case n == 0:
 			return errAt(off, ErrTruncated, "unterminated length")
@@ -412,7 +422,7 @@ func (t *Table) proc(u *unit, i int) (Proc, error) {
 			off += int(size)
 			continue
 		}
-		f, n := uleb(val)
+		f, n := cursor.DecodeULEB128(val)
 		switch {
 		case n == 0:
 			return errAt(off, ErrTruncated, "unterminated initial file")
@@ -422,7 +432,7 @@ func (t *Table) proc(u *unit, i int) (Proc, error) {
 			// Only an empty program may go without a file table.
 			return errAt(off, ErrCorrupt, "initial file %d not below the %d files", f, len(u.files))
 		}
-		l, m := uleb(val[n:])
+		l, m := cursor.DecodeULEB128(val[n:])
 		switch {
 		case m == 0:
 			return errAt(off+n, ErrTruncated, "unterminated initial line")

@@ -4,6 +4,8 @@ import (
 	"io"
 	"iter"
 	"math"
+
+	"github.com/splitdbg/splitdbg/internal/cursor"
 )
 
 // Program is one procedure's ESL program with what it takes to run it.
@@ -72,7 +74,7 @@ func (r *Reader) Reset(p Program) {
 	*r = Reader{
 		code:    p.Code,
 		unit:    uint64(p.PCUnit),
-		section: p.Section,
+		section: sectionName(p.Section),
 		base:    p.Offset,
 		cur:     Row{Address: p.Start.Address, File: p.Start.File, Line: p.Start.Line, IsStmt: true},
 		mode:    1,
@@ -80,11 +82,11 @@ func (r *Reader) Reset(p Program) {
 	if p.NumFiles > 0 {
 		r.nfiles = uint64(p.NumFiles)
 		if uint64(p.Start.File) >= r.nfiles {
-			r.err = errorf(r.section, r.base, ErrCorrupt, "initial file %d not below the %d files", p.Start.File, p.NumFiles)
+			r.err = cursor.Errorf(r.section, r.base, ErrCorrupt, "initial file %d not below the %d files", p.Start.File, p.NumFiles)
 		}
 	}
 	if p.PCUnit < 1 || p.PCUnit > 255 {
-		r.err = errorf(r.section, r.base, ErrCorrupt, "pc unit %d", p.PCUnit)
+		r.err = cursor.Errorf(r.section, r.base, ErrCorrupt, "pc unit %d", p.PCUnit)
 	}
 	if r.err != nil {
 		r.code = nil
@@ -95,7 +97,7 @@ func (r *Reader) Reset(p Program) {
 func (r *Reader) Offset() int64 { return r.base + int64(r.pos) }
 
 func (r *Reader) fail(pos int, sentinel error, format string, args ...any) error {
-	r.err = errorf(r.section, r.base+int64(pos), sentinel, format, args...)
+	r.err = cursor.Errorf(r.section, r.base+int64(pos), sentinel, format, args...)
 	r.pos = len(r.code)
 	return r.err
 }
@@ -291,20 +293,20 @@ loop:
 	return io.EOF
 }
 
-// sleb1 is sleb(code[pos:]) with the one-byte case inline.
+// sleb1 is cursor.DecodeSLEB128(code[pos:]) with the one-byte case inline.
 func sleb1(code []byte, pos int) (int64, int) {
 	if pos < len(code) && code[pos] < 0x80 {
 		return int64(int8(code[pos]<<1) >> 1), 1
 	}
-	return sleb(code[pos:])
+	return cursor.DecodeSLEB128(code[pos:])
 }
 
-// uleb1 is uleb(code[pos:]) with the one-byte case inline.
+// uleb1 is cursor.DecodeULEB128(code[pos:]) with the one-byte case inline.
 func uleb1(code []byte, pos int) (uint64, int) {
 	if pos < len(code) && code[pos] < 0x80 {
 		return uint64(code[pos]), 1
 	}
-	return uleb(code[pos:])
+	return cursor.DecodeULEB128(code[pos:])
 }
 
 // emit writes the registers to row and clears the per-row ones.
@@ -328,7 +330,7 @@ func (r *Reader) emit(row *Row) {
 }
 
 // lebError reports a bad operand of the command at start whose operand
-// begins at pos; n is what uleb or sleb returned.
+// begins at pos; n is what uleb1 or sleb1 returned.
 func (r *Reader) lebError(start, pos, n int) error {
 	if n == 0 {
 		return r.fail(pos, ErrTruncated, "unterminated LEB128 operand of %v", Command(r.code[start]&0x3f))

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+
+	"github.com/splitdbg/splitdbg/internal/cursor"
 )
 
 // AppendProgram appends to dst the shortest ESL program, among the
@@ -177,13 +179,13 @@ type pcmd struct {
 func (c *pcmd) len() int {
 	switch c.op {
 	case CmdAddPC, CmdAddLine:
-		return 1 + slebLen(c.a)
+		return 1 + cursor.SLEB128Len(c.a)
 	case CmdSetCol, CmdSetFile, CmdSetDataMode, CmdSetDiscrim:
-		return 1 + ulebLen(c.u)
+		return 1 + cursor.ULEB128Len(c.u)
 	case CmdAddPCLine:
-		return 1 + slebLen(c.a) + slebLen(c.b)
+		return 1 + cursor.SLEB128Len(c.a) + cursor.SLEB128Len(c.b)
 	case CmdAddPCLineCol:
-		return 1 + slebLen(c.a) + slebLen(c.b) + ulebLen(c.u)
+		return 1 + cursor.SLEB128Len(c.a) + cursor.SLEB128Len(c.b) + cursor.ULEB128Len(c.u)
 	}
 	return 1
 }
@@ -340,13 +342,13 @@ func (p *plan) append(dst []byte) []byte {
 		dst = append(dst, b)
 		switch c.op {
 		case CmdAddPC, CmdAddLine:
-			dst = appendSLEB(dst, c.a)
+			dst = cursor.AppendSLEB128(dst, c.a)
 		case CmdSetCol, CmdSetFile, CmdSetDataMode, CmdSetDiscrim:
-			dst = appendULEB(dst, c.u)
+			dst = cursor.AppendULEB128(dst, c.u)
 		case CmdAddPCLine:
-			dst = appendSLEB(appendSLEB(dst, c.a), c.b)
+			dst = cursor.AppendSLEB128(cursor.AppendSLEB128(dst, c.a), c.b)
 		case CmdAddPCLineCol:
-			dst = appendULEB(appendSLEB(appendSLEB(dst, c.a), c.b), c.u)
+			dst = cursor.AppendULEB128(cursor.AppendSLEB128(cursor.AppendSLEB128(dst, c.a), c.b), c.u)
 		}
 	}
 	switch p.data {

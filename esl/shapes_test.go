@@ -3,6 +3,8 @@ package esl
 import (
 	"fmt"
 	"strings"
+
+	"github.com/splitdbg/splitdbg/internal/cursor"
 )
 
 // shapes describes how a program spends its bytes, one string per row:
@@ -40,7 +42,7 @@ func shapes(code []byte) []string {
 			operands = 3
 		}
 		for range operands {
-			v, n := uleb(code[min(pos, len(code)):])
+			v, n := cursor.DecodeULEB128(code[min(pos, len(code)):])
 			if n <= 0 {
 				return append(out, strings.Join(append(cur, s+"?"), " "))
 			}

@@ -110,6 +110,11 @@ func (c *Cursor) FailAt(off int64, sentinel error, format string, args ...any) e
 	return c.err
 }
 
+// Need reports whether n more bytes remain; if not, it fails with
+// ErrTruncated naming what needed them, so that a decoder reading a
+// group of fixed-width fields can say which one the input cut short.
+func (c *Cursor) Need(n int, what string) bool { return c.need(n, what) }
+
 func (c *Cursor) need(n int, what string) bool {
 	if c.err != nil {
 		return false
@@ -211,28 +216,71 @@ func (c *Cursor) uleb128() uint64 {
 	if c.err != nil {
 		return 0
 	}
-	start := c.off
-	var v uint64
+	v, n := DecodeULEB128(c.data[c.off:])
+	return c.leb(v, n, "ULEB128")
+}
+
+// leb advances past a LEB128 value of n bytes as DecodeULEB128 and
+// DecodeSLEB128 report it, or records why it could not be read.
+func (c *Cursor) leb(v uint64, n int, what string) uint64 {
+	switch {
+	case n == 0:
+		c.Fail(ErrTruncated, "unterminated %s", what)
+		return 0
+	case n < 0:
+		c.Fail(ErrOverflow, "%s", what)
+		return 0
+	}
+	c.off += n
+	return v
+}
+
+// DecodeULEB128 decodes the unsigned LEB128 value at the start of b. n is
+// the number of bytes it takes; n == 0 means b ends inside the value,
+// n < 0 that the value overflows 64 bits. It is the cursor's ULEB128 for
+// decoders that keep their own position in a hot loop.
+func DecodeULEB128(b []byte) (v uint64, n int) {
 	var shift uint
-	for {
-		if c.off >= len(c.data) {
-			c.FailAt(c.base+int64(start), ErrTruncated, "unterminated ULEB128")
-			return 0
-		}
-		b := c.data[c.off]
-		c.off++
-		if shift == 63 && b&0x7f > 1 || shift > 63 && b&0x7f != 0 {
-			c.FailAt(c.base+int64(start), ErrOverflow, "ULEB128")
-			return 0
+	for i, c := range b {
+		if shift == 63 && c&0x7f > 1 || shift > 63 && c&0x7f != 0 {
+			return 0, -1
 		}
 		if shift < 64 {
-			v |= uint64(b&0x7f) << shift
+			v |= uint64(c&0x7f) << shift
 		}
 		shift += 7
-		if b&0x80 == 0 {
-			return v
+		if c&0x80 == 0 {
+			return v, i + 1
 		}
 	}
+	return 0, 0
+}
+
+// DecodeSLEB128 decodes the signed LEB128 value at the start of b, with n
+// as for DecodeULEB128.
+func DecodeSLEB128(b []byte) (v int64, n int) {
+	var shift uint
+	for i, c := range b {
+		slice := int64(c & 0x7f)
+		var ext int64
+		if v < 0 {
+			ext = 0x7f
+		}
+		if shift >= 64 && slice != ext || shift == 63 && slice != 0 && slice != 0x7f {
+			return 0, -1
+		}
+		if shift < 64 {
+			v |= slice << shift
+		}
+		shift += 7
+		if c&0x80 == 0 {
+			if shift < 64 && c&0x40 != 0 {
+				v |= -1 << shift
+			}
+			return v, i + 1
+		}
+	}
+	return 0, 0
 }
 
 // ULEB128Max reads a ULEB128 value and fails with ErrCorrupt if it exceeds max.
@@ -251,38 +299,8 @@ func (c *Cursor) SLEB128() int64 {
 	if c.err != nil {
 		return 0
 	}
-	start := c.off
-	var v int64
-	var shift uint
-	var b byte
-	for {
-		if c.off >= len(c.data) {
-			c.FailAt(c.base+int64(start), ErrTruncated, "unterminated SLEB128")
-			return 0
-		}
-		b = c.data[c.off]
-		c.off++
-		slice := int64(b & 0x7f)
-		var ext int64
-		if v < 0 {
-			ext = 0x7f
-		}
-		if shift >= 64 && slice != ext || shift == 63 && slice != 0 && slice != 0x7f {
-			c.FailAt(c.base+int64(start), ErrOverflow, "SLEB128")
-			return 0
-		}
-		if shift < 64 {
-			v |= slice << shift
-		}
-		shift += 7
-		if b&0x80 == 0 {
-			break
-		}
-	}
-	if shift < 64 && b&0x40 != 0 {
-		v |= -1 << shift
-	}
-	return v
+	v, n := DecodeSLEB128(c.data[c.off:])
+	return int64(c.leb(uint64(v), n, "SLEB128"))
 }
 
 // Bytes returns the next n bytes without copying. The result aliases the
@@ -400,5 +418,28 @@ func AppendSLEB128(b []byte, v int64) []byte {
 			return append(b, c)
 		}
 		b = append(b, c|0x80)
+	}
+}
+
+// ULEB128Len returns how many bytes AppendULEB128 writes for v.
+func ULEB128Len(v uint64) int {
+	n := 1
+	for v >= 0x80 {
+		v >>= 7
+		n++
+	}
+	return n
+}
+
+// SLEB128Len returns how many bytes AppendSLEB128 writes for v.
+func SLEB128Len(v int64) int {
+	n := 1
+	for {
+		c := v & 0x7f
+		v >>= 7
+		if v == 0 && c&0x40 == 0 || v == -1 && c&0x40 != 0 {
+			return n
+		}
+		n++
 	}
 }

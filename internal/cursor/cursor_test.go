@@ -150,13 +150,19 @@ func FuzzCursor(f *testing.F) {
 func TestAppendLEB128RoundTrips(t *testing.T) {
 	for _, v := range []uint64{0, 1, 63, 64, 127, 128, 624485, 1<<63 - 1, 1 << 63, math.MaxUint64} {
 		b := AppendULEB128(nil, v)
-		if c := New("t", 0, b); c.ULEB128() != v || c.Err() != nil || c.Len() != 0 {
-			t.Errorf("ULEB128 %d: % x", v, b)
+		if c := New("t", 0, b); c.ULEB128() != v || c.Err() != nil || c.Len() != 0 || ULEB128Len(v) != len(b) {
+			t.Errorf("ULEB128 %d: % x, ULEB128Len %d", v, b, ULEB128Len(v))
+		}
+		if got, n := DecodeULEB128(append(b, 0x7f)); got != v || n != len(b) {
+			t.Errorf("DecodeULEB128(% x 7f) = %d, %d", b, got, n)
 		}
 		s := int64(v)
 		b = AppendSLEB128(nil, s)
-		if c := New("t", 0, b); c.SLEB128() != s || c.Err() != nil || c.Len() != 0 {
-			t.Errorf("SLEB128 %d: % x", s, b)
+		if c := New("t", 0, b); c.SLEB128() != s || c.Err() != nil || c.Len() != 0 || SLEB128Len(s) != len(b) {
+			t.Errorf("SLEB128 %d: % x, SLEB128Len %d", s, b, SLEB128Len(s))
+		}
+		if got, n := DecodeSLEB128(append(b, 0x7f)); got != s || n != len(b) {
+			t.Errorf("DecodeSLEB128(% x 7f) = %d, %d", b, got, n)
 		}
 	}
 	if got := AppendSLEB128(nil, -123456); string(got) != "\xc0\xbb\x78" {
