@@ -95,8 +95,8 @@ func (s *DWARFSource) Next(r *Row) error {
 				s.names = append(s.names, path.Clean(f))
 			}
 		}
-		if !s.prog.Next(&s.row) {
-			if err := s.prog.Err(); err != nil {
+		if err := s.prog.Next(&s.row); err != nil {
+			if err != io.EOF {
 				return err
 			}
 			s.prog = nil

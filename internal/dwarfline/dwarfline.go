@@ -11,6 +11,7 @@
 package dwarfline
 
 import (
+	"io"
 	"path"
 	"strings"
 
@@ -57,7 +58,6 @@ type Program struct {
 	c    cursor.Cursor // the opcodes
 	st   Row
 	op   uint64 // op_index
-	done bool
 }
 
 const section = ".debug_line"
@@ -355,21 +355,22 @@ const (
 	lneSetDiscriminator = 4
 )
 
-// Next reads the next row. It returns false at the end of the program or
-// on error (see Err).
-func (p *Program) Next(r *Row) bool {
+// Next reads the next row into r. It returns io.EOF after the last row,
+// and a *cursor.DecodeError for malformed input, after which it returns
+// the same error again.
+func (p *Program) Next(r *Row) error {
 	c := &p.c
-	for !p.done && c.Err() == nil {
+	for c.Err() == nil {
 		if c.Len() == 0 {
-			p.done = true
-			return false
+			return io.EOF
 		}
 		op := c.U8()
 		if op >= p.opBase {
 			adj := uint64(op - p.opBase)
 			p.advance(adj / p.lineRange)
 			p.st.Line += int(p.lineBase + int64(adj%p.lineRange))
-			return p.emit(r)
+			p.emit(r)
+			return nil
 		}
 		switch op {
 		case 0:
@@ -386,9 +387,9 @@ func (p *Program) Next(r *Row) bool {
 			switch ext.U8() {
 			case lneEndSequence:
 				p.st.EndSequence = true
-				ok := p.emit(r)
+				p.emit(r)
 				p.reset()
-				return ok
+				return nil
 			case lneSetAddress:
 				size := int(n) - 1
 				if size != 4 && size != 8 && size != 2 {
@@ -407,7 +408,8 @@ func (p *Program) Next(r *Row) bool {
 				c.FailAt(off, cursor.ErrCorrupt, "%v", err)
 			}
 		case lnsCopy:
-			return p.emit(r)
+			p.emit(r)
+			return nil
 		case lnsAdvancePC:
 			p.advance(c.ULEB128())
 		case lnsAdvanceLine:
@@ -437,7 +439,7 @@ func (p *Program) Next(r *Row) bool {
 			}
 		}
 	}
-	return false
+	return c.Err()
 }
 
 // advance applies an operation advance (DWARF 5, section 6.2.5.1).
@@ -450,7 +452,7 @@ func (p *Program) advance(n uint64) {
 	p.op = (p.op + n) % p.maxOps
 }
 
-func (p *Program) emit(r *Row) bool {
+func (p *Program) emit(r *Row) {
 	*r = p.st
 	if r.File < 0 || r.File >= len(p.Files) {
 		r.File = -1
@@ -458,11 +460,7 @@ func (p *Program) emit(r *Row) bool {
 	p.st.Discriminator = 0
 	p.st.PrologueEnd = false
 	p.st.EpilogueBegin = false
-	return true
 }
-
-// Err returns the first decoding error.
-func (p *Program) Err() error { return p.c.Err() }
 
 func isAbs(p string) bool { return strings.HasPrefix(p, "/") || strings.HasPrefix(p, `\`) }
 

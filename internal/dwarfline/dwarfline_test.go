@@ -2,6 +2,7 @@ package dwarfline
 
 import (
 	"errors"
+	"io"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -58,10 +59,10 @@ func TestV4Program(t *testing.T) {
 	}
 	var got []Row
 	var r Row
-	for p.Next(&r) {
+	for err = p.Next(&r); err == nil; err = p.Next(&r) {
 		got = append(got, r)
 	}
-	if err := p.Err(); err != nil {
+	if err != io.EOF {
 		t.Fatal(err)
 	}
 	want := []Row{
@@ -112,10 +113,15 @@ func FuzzProgram(f *testing.F) {
 			return
 		}
 		var r Row
-		for n := 0; p.Next(&r); n++ {
-			if n > len(data) {
+		n := 0
+		for err = p.Next(&r); err == nil; err = p.Next(&r) {
+			if n++; n > len(data) {
 				t.Fatalf("%d rows from %d bytes", n, len(data))
 			}
+		}
+		var de *cursor.DecodeError
+		if err != io.EOF && !errors.As(err, &de) {
+			t.Fatalf("error %v is neither io.EOF nor a *DecodeError", err)
 		}
 	})
 }
