@@ -1,6 +1,7 @@
 package mip
 
 import (
+	"encoding/binary"
 	"errors"
 	"testing"
 
@@ -80,6 +81,8 @@ func TestMergeRawCounts(t *testing.T) {
 		t.Errorf("_Z3foov: calls %d, timestamps %d, merges %d", foo.CallCount, foo.TimestampSum, foo.MergeCount)
 	}
 	// bar did not run in the second run: its timestamp is not counted.
+	// Its counters were 0xffffffff there (AppendRawRecord writes a
+	// never-called function as the instrumented code leaves it).
 	if bar.CallCount != 1 || bar.TimestampSum != 1 || bar.MergeCount != 1 {
 		t.Errorf("bar: calls %d, timestamps %d, merges %d", bar.CallCount, bar.TimestampSum, bar.MergeCount)
 	}
@@ -168,5 +171,63 @@ func TestMergeProfiles(t *testing.T) {
 	}
 	if err := a.CheckMap(m); err != nil {
 		t.Errorf("CheckMap of the map's own profile: %v", err)
+	}
+}
+
+// TestMergeRawNeverCalled merges raw data as the MIP runtime leaves it,
+// written byte by byte: a function never called keeps CallCount and
+// Timestamp at 0xffffffff, is not covered and adds nothing; one counter
+// alone at 0xffffffff is corrupt.
+func TestMergeRawNeverCalled(t *testing.T) {
+	m := sampleMap()
+	m.ProfileType |= FunctionCallCount | FunctionTimestamp
+	m.Funcs[1].RawDataPC = m.Funcs[1].RawSectionPC + 0x24
+	base := NewProfile(m)
+	raw := func(fooCalls, fooStamp, barCalls, barStamp uint32) *Raw {
+		le := binary.LittleEndian
+		b := appendHeader(nil, Header{FileType: RawFile, ProfileType: m.ProfileType, ModuleHash: m.ModuleHash})
+		b = le.AppendUint32(le.AppendUint32(b, fooCalls), fooStamp)
+		b = append(b, 0xff, 0xff, 0xff, 0xff) // _Z3foov's two blocks, padding
+		b = le.AppendUint32(le.AppendUint32(b, barCalls), barStamp)
+		r, err := DecodeRaw(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	const never = 0xffffffff
+	p := base
+	for _, r := range []*Raw{raw(never, never, 3, 1), raw(never, never, never, never), raw(2, 1, never, never)} {
+		var err error
+		if p, err = p.MergeRaw(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	foo, bar := p.Funcs[0], p.Funcs[1]
+	if foo.CallCount != 2 || foo.TimestampSum != 1 || foo.MergeCount != 1 {
+		t.Errorf("_Z3foov: calls %d, timestamps %d, merges %d; want 2, 1, 1", foo.CallCount, foo.TimestampSum, foo.MergeCount)
+	}
+	if bar.CallCount != 3 || bar.TimestampSum != 1 || bar.MergeCount != 1 {
+		t.Errorf("bar: calls %d, timestamps %d, merges %d; want 3, 1, 1", bar.CallCount, bar.TimestampSum, bar.MergeCount)
+	}
+	// Twice never called: not covered, nothing added.
+	q, err := base.MergeRaw(raw(never, never, never, never))
+	if err == nil {
+		q, err = q.MergeRaw(raw(never, never, never, never))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range q.Funcs {
+		if f.Covered() || f.CallCount != 0 || f.TimestampSum != 0 || f.MergeCount != 0 {
+			t.Errorf("%s never called: covered %v, calls %d, timestamps %d, merges %d", f.Name, f.Covered(), f.CallCount, f.TimestampSum, f.MergeCount)
+		}
+	}
+	for _, r := range []*Raw{raw(never, 4, never, never), raw(never, never, 5, never)} {
+		_, err := base.MergeRaw(r)
+		var de *cursor.DecodeError
+		if !errors.Is(err, cursor.ErrCorrupt) || !errors.As(err, &de) {
+			t.Errorf("one counter at 0xffffffff: %v, want a corrupt-data DecodeError", err)
+		}
 	}
 }

@@ -23,7 +23,13 @@ import (
 //	pad to 32 bits
 //
 // A coverage byte starts as 0xff and the instrumented code stores 0 when
-// the function or block runs. The raw data cannot be read without the map
+// the function or block runs. CallCount and Timestamp both start as
+// 0xffffffff (the MIP patch's llc emits ".long 0xffffffff" twice for
+// NAME$RAW): the runtime's first call sets CallCount to 1 and Timestamp to
+// the global clock, later calls add 1 to CallCount and stop at 0xfffffffe
+// (compiler-rt's __llvm_mip_call_counts_instrumentation_helper). A
+// function never called keeps both at 0xffffffff; one of them alone at
+// 0xffffffff is corrupt data (llvm-mipdata's MIPRawReader). The raw data cannot be read without the map
 // (or a profile made from it): nothing in it says where a function's data
 // starts or how many blocks it has.
 
@@ -38,19 +44,23 @@ type Raw struct {
 // RawRecord is one function's raw data.
 type RawRecord struct {
 	// Covered says the function ran: its coverage byte is 0, or, for
-	// profile types with counts, CallCount is not 0.
-	Covered   bool
-	CallCount uint32 // profile types with counts only
-	Timestamp uint32 // profile types with counts only
+	// profile types with counts, CallCount is neither 0 nor the
+	// never-called 0xffffffff.
+	Covered bool
+	// CallCount and Timestamp are the function's counters (profile types
+	// with counts only); both 0 when the function was never called.
+	CallCount uint32
+	Timestamp uint32
 	// Blocks says which non-entry blocks ran; empty without block
 	// coverage.
 	Blocks []bool
 }
 
-// Coverage bytes.
+// Coverage bytes, and the counters of a function never called.
 const (
 	covered    = 0x00
 	notCovered = 0xff
+	notCalled  = 0xffffffff
 )
 
 // DecodeRaw decodes the header of a raw profile; Record reads the
@@ -108,9 +118,15 @@ func (r *Raw) Record(off int64, blocks int) (RawRecord, error) {
 	}
 	c := cursor.New(RawSection, off, r.Data[off:off+int64(size)])
 	if r.ProfileType.Counts() {
-		rec.CallCount = c.U32()
-		rec.Timestamp = c.U32()
-		rec.Covered = rec.CallCount != 0
+		calls, stamp := c.U32(), c.U32()
+		switch {
+		case c.Err() != nil:
+		case calls == notCalled && stamp == notCalled:
+		case calls == notCalled || stamp == notCalled:
+			c.FailAt(off, cursor.ErrCorrupt, "call count %#x and timestamp %#x: only both can be 0xffffffff (never called)", calls, stamp)
+		default:
+			rec.CallCount, rec.Timestamp, rec.Covered = calls, stamp, calls != 0
+		}
 	} else {
 		rec.Covered = coverageByte(c)
 	}
@@ -136,8 +152,9 @@ func coverageByte(c *cursor.Cursor) bool {
 }
 
 // AppendRawRecord appends one function's raw data of type t, padded. For
-// types with counts, rec.Covered is implied by CallCount; otherwise
-// CallCount and Timestamp are not stored. Without block coverage,
+// types with counts, rec.Covered is implied by CallCount, and a record
+// with CallCount 0 is written as never called (both counters
+// 0xffffffff); otherwise CallCount and Timestamp are not stored. Without block coverage,
 // rec.Blocks is not stored.
 func AppendRawRecord(dst []byte, t ProfileType, rec RawRecord) []byte {
 	cov := func(b bool) byte {
@@ -148,8 +165,12 @@ func AppendRawRecord(dst []byte, t ProfileType, rec RawRecord) []byte {
 	}
 	start := len(dst)
 	if t.Counts() {
-		dst = binary.LittleEndian.AppendUint32(dst, rec.CallCount)
-		dst = binary.LittleEndian.AppendUint32(dst, rec.Timestamp)
+		calls, stamp := rec.CallCount, rec.Timestamp
+		if calls == 0 {
+			calls, stamp = notCalled, notCalled
+		}
+		dst = binary.LittleEndian.AppendUint32(dst, calls)
+		dst = binary.LittleEndian.AppendUint32(dst, stamp)
 	} else {
 		dst = append(dst, cov(rec.Covered))
 	}

@@ -23,9 +23,10 @@
  *   -DMIP_COUNTS    profile type 0xf = also function timestamp and call
  *                   count: u32 CallCount, u32 Timestamp, u8[blocks],
  *                   padded to 32 bits
- * "Covered" is 0; the bytes start as 0xff. The instrumentation below writes
- * a function's entry on entry and block K's byte when block K starts, so
- * the raw data says exactly what ran. The timestamp is the order of the
+ * "Covered" is 0; the bytes start as 0xff, the counters as 0xffffffff
+ * ("never called"). The instrumentation below writes a function's entry on
+ * entry and block K's byte when block K starts, so the raw data says
+ * exactly what ran. The timestamp is the order of the
  * function's first call (1, 2, ...), from the clock __mip_clock.
  *
  * classify's negative case is moved out of line, after the other functions,
@@ -43,17 +44,25 @@
 #define BLOCK0 1               /* the first block byte follows IsCovered */
 #endif
 
-/* The function is running: mark its entry (count its call, stamp its first). */
+/* The function is running: mark its entry (count its call, stamp its
+   first), as compiler-rt's __llvm_mip_call_counts_instrumentation_helper
+   does: CallCount and Timestamp start as 0xffffffff (never called); the
+   first call sets CallCount to 1 and Timestamp to the clock, later calls
+   add 1 to CallCount up to 0xfffffffe. */
 .macro mip_entry fn
 #ifdef MIP_COUNTS
-	incl	\fn\()$RAW(%rip)
-	cmpl	$0, \fn\()$RAW+4(%rip)
+	cmpl	$0xffffffff, \fn\()$RAW(%rip)
 	jne	1f
+	movl	$1, \fn\()$RAW(%rip)
 	movl	__mip_clock(%rip), %r11d
 	addl	$1, %r11d
 	movl	%r11d, __mip_clock(%rip)
 	movl	%r11d, \fn\()$RAW+4(%rip)
-1:
+	jmp	2f
+1:	cmpl	$0xfffffffe, \fn\()$RAW(%rip)
+	je	2f
+	incl	\fn\()$RAW(%rip)
+2:
 #else
 	movb	$0, \fn\()$RAW(%rip)
 #endif
@@ -70,8 +79,8 @@
 #ifdef MIP_COUNTS
 	.p2align 2
 \fn\()$RAW:
-	.long	0			# Call Count
-	.long	0			# Timestamp
+	.long	0xffffffff		# Call Count: never called
+	.long	0xffffffff		# Timestamp
 	.if \nblocks
 	.zero	\nblocks, 255		# Block Coverage
 	.endif
