@@ -32,8 +32,7 @@ func FromELF(f *elfx.File) (*Table, error) {
 	if f.Type == elf.ET_REL {
 		return nil, fmt.Errorf("%s: relocatable object: procedures need final addresses; link it first", f.Name)
 	}
-	b := &builder{f: f, fragAt: make(map[uint64]fragRef), firstBlock: make(map[uint64]uint32),
-		firstInput: make(map[uint64]uint32), recordOrder: make(map[uint64]uint32)}
+	b := &builder{f: f, fragAt: make(map[uint64]fragRef), recordOrder: make(map[uint64]uint32)}
 	// Read the DWARF subprograms while the symbols are grouped: the two
 	// meet only when the subprograms are merged.
 	type subprograms struct {
@@ -61,7 +60,10 @@ func FromELF(f *elfx.File) (*Table, error) {
 		}
 		b.checkDWARFCoverage()
 	}
-	if err := b.readOptionalSources(); err != nil {
+	if err := b.readNative(); err != nil {
+		return nil, err
+	}
+	if err := b.readSources(); err != nil {
 		return nil, err
 	}
 	return b.finish()
@@ -94,11 +96,10 @@ type builder struct {
 	procs  []*bproc
 	fragAt map[uint64]fragRef // fragment start → owner
 
-	blocks      *bbaddrmap.Index
-	bat         *bat.Table
-	firstBlock  map[uint64]uint32 // fragment start → smallest block ID (BB address map)
-	firstInput  map[uint64]uint32 // fragment start → smallest input offset (BAT)
-	recordOrder map[uint64]uint32 // fragment start → place in its split procedure record
+	blocks      *bbaddrmap.Index    // set by the BB address map's merge
+	bat         *bat.Table          // set by BAT's merge
+	order       []map[uint64]uint32 // by rank: fragment start → order key (see splitSource)
+	recordOrder map[uint64]uint32   // fragment start → place in its split procedure record
 }
 
 type bproc struct {

@@ -3,27 +3,35 @@ package splitinfo
 import (
 	"errors"
 
+	"github.com/splitdbg/splitdbg/internal/elfx"
 	"github.com/splitdbg/splitdbg/splitinfo/mip"
 )
 
-// addMIP merges the Machine IR Profile map (__llvm_mipmap) of the file,
+// mipMap is a Machine IR Profile map of a linked file.
+type mipMap struct{ *mip.Binary }
+
+func readMIP(f *elfx.File) (sourceData, error) {
+	bin, err := mip.FromELF(f)
+	if errors.Is(err, mip.ErrNoMIP) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if bin.Map == nil || !bin.HasRaw {
+		return nil, nil // the map was extracted, or nothing locates the functions
+	}
+	return mipMap{bin}, nil
+}
+
+// merge merges the Machine IR Profile map (__llvm_mipmap) of the file,
 // when it has one: each function's [address, address+size) is the entry
 // fragment of a procedure, and a non-entry block that the compiler moved
 // out of that range (splitting) puts the fragment that starts at the
 // block into the same procedure. Without symbols, the map makes the
 // procedures. Block numbers give moved fragments their pre-split order
 // when no BB address map does.
-func (b *builder) addMIP() error {
-	bin, err := mip.FromELF(b.f)
-	if errors.Is(err, mip.ErrNoMIP) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if bin.Map == nil || !bin.HasRaw {
-		return nil // the map was extracted, or nothing locates the functions
-	}
+func (bin mipMap) merge(b *builder, keys map[uint64]uint32) {
 	for i := range bin.Map.Funcs {
 		fn := &bin.Map.Funcs[i]
 		if fn.Size == 0 {
@@ -47,13 +55,12 @@ func (b *builder) addMIP() error {
 			// fragment ends: only a fragment known to start there counts.
 			if ref, ok := b.fragAt[blk]; ok && !ref.p.dead {
 				b.claim(owner, ev, ref.p.Fragments[ref.i].Range)
-				if _, ok := b.firstBlock[blk]; !ok && b.blocks == nil {
-					b.firstBlock[blk] = uint32(k + 1)
+				if _, ok := keys[blk]; !ok && b.blocks == nil {
+					keys[blk] = uint32(k + 1)
 				}
 			} else if j := owner.Fragment(blk); j > 0 {
 				owner.Fragments[j].Sources |= FromMIP
 			}
 		}
 	}
-	return nil
 }

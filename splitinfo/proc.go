@@ -67,17 +67,33 @@ const (
 	FromNative
 )
 
-var sourceNames = []string{"symbols", "dwarf", "bbaddrmap", "bat", "mip", "native"}
-
 // Names returns the names of the sources in s, in a fixed order.
 func (s Source) Names() []string {
 	var out []string
-	for i, n := range sourceNames {
-		if s&(1<<i) != 0 {
-			out = append(out, n)
+	for bit := Source(1); bit != 0 && bit <= s; bit <<= 1 {
+		if s&bit != 0 {
+			out = append(out, bit.name())
 		}
 	}
 	return out
+}
+
+// name returns the name of the one source s.
+func (s Source) name() string {
+	switch s {
+	case FromSymbols:
+		return "symbols"
+	case FromDWARF:
+		return "dwarf"
+	case FromNative:
+		return "native"
+	}
+	for _, src := range splitSources {
+		if src.bit == s {
+			return src.name
+		}
+	}
+	return fmt.Sprintf("Source(%#x)", uint16(s))
 }
 
 func (s Source) String() string { return strings.Join(s.Names(), "+") }

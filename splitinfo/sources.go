@@ -6,16 +6,86 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/splitdbg/splitdbg/internal/elfx"
 	"github.com/splitdbg/splitdbg/splitinfo/bat"
 	"github.com/splitdbg/splitdbg/splitinfo/bbaddrmap"
 	"github.com/splitdbg/splitdbg/splitinfo/native"
 )
 
-// addBBAddrMap merges LLVM's basic-block address map: each range of a
-// function is a fragment of the procedure whose entry is the function's
-// address, and the smallest block ID of a fragment gives its place in the
+// A splitSource is one producer's evidence of splitting beyond the symbol
+// table and DWARF: read + merge + order (DESIGN.md). Its leaf package
+// decodes it; read finds and decodes it in a file; the decoded value
+// merges its ranges into the procedures and gives the moved fragments it
+// knows their order before splitting.
+type splitSource struct {
+	bit  Source
+	name string // in Source.Names, the "sources" of the command's output
+	// read returns f's evidence from this source, nil when f has none.
+	read func(f *elfx.File) (evidence sourceData, err error)
+	// rank orders the order keys of the sources: a procedure's moved
+	// fragments take the order of the lowest rank whose keys cover all of
+	// them. Sources of one rank share their keys.
+	rank int
+}
+
+// sourceData is a source's evidence decoded from one file.
+type sourceData interface {
+	// merge adds the evidence to the procedures of b; keys maps the start
+	// of each moved fragment the source places to its rank in the
+	// procedure's order before splitting.
+	merge(b *builder, keys map[uint64]uint32)
+}
+
+// splitSources are the split sources, in the order they merge. A new
+// source is its leaf package, its read and merge, and one line here.
+var splitSources = []splitSource{
+	{FromBBAddrMap, "bbaddrmap", readBBAddrMap, 0},
+	{FromBAT, "bat", readBAT, 1},
+	{FromMIP, "mip", readMIP, 0},
+}
+
+// readSources reads and merges the split sources of b's file.
+func (b *builder) readSources() error {
+	for _, src := range splitSources {
+		ev, err := src.read(b.f)
+		if err != nil {
+			return err
+		}
+		if ev != nil {
+			ev.merge(b, b.orderKeys(src.rank))
+		}
+	}
+	return nil
+}
+
+// orderKeys returns the order keys of rank r.
+func (b *builder) orderKeys(r int) map[uint64]uint32 {
+	for len(b.order) <= r {
+		b.order = append(b.order, make(map[uint64]uint32))
+	}
+	return b.order[r]
+}
+
+// bbAddrMap is LLVM's basic-block address map (SHT_LLVM_BB_ADDR_MAP).
+type bbAddrMap []bbaddrmap.Func
+
+func readBBAddrMap(f *elfx.File) (sourceData, error) {
+	if len(bbaddrmap.Sections(f.File)) == 0 {
+		return nil, nil
+	}
+	fns, err := bbaddrmap.Read(f.File)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.Name, err)
+	}
+	return bbAddrMap(fns), nil
+}
+
+// merge merges LLVM's basic-block address map: each range of a function
+// is a fragment of the procedure whose entry is the function's address,
+// and the smallest block ID of a fragment gives its place in the
 // function's pre-split block order.
-func (b *builder) addBBAddrMap(fns []bbaddrmap.Func) {
+func (fns bbAddrMap) merge(b *builder, keys map[uint64]uint32) {
+	b.blocks = bbaddrmap.NewIndex(fns)
 	for i := range fns {
 		fn := &fns[i]
 		if len(fn.Ranges) == 0 {
@@ -37,16 +107,31 @@ func (b *builder) addBBAddrMap(fns []bbaddrmap.Func) {
 			}
 			if end > r.Addr {
 				b.claim(owner, evidence{src: FromBBAddrMap, name: owner.Name}, Range{r.Addr, end})
-				b.firstBlock[r.Addr] = minID
+				keys[r.Addr] = minID
 			}
 		}
 	}
 }
 
-// addBAT merges BOLT address translation: each cold fragment belongs to
+// batTable is BOLT address translation (.note.bolt_bat).
+type batTable struct{ *bat.Table }
+
+func readBAT(f *elfx.File) (sourceData, error) {
+	t, err := bat.FromELF(f)
+	if errors.Is(err, bat.ErrNoBAT) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return batTable{t}, nil
+}
+
+// merge merges BOLT address translation: each cold fragment belongs to
 // the procedure of its hot parent, and the smallest input offset of a
 // fragment gives its place in the input function's layout.
-func (b *builder) addBAT(t *bat.Table) {
+func (t batTable) merge(b *builder, keys map[uint64]uint32) {
+	b.bat = t.Table
 	for f := range t.All() {
 		parent := f.Parent()
 		owner := b.entryProc(parent.Addr)
@@ -61,7 +146,7 @@ func (b *builder) addBAT(t *bat.Table) {
 				first = min(first, e.InputOffset)
 			}
 		}
-		b.firstInput[f.Addr] = first
+		keys[f.Addr] = first
 	}
 }
 
@@ -146,53 +231,29 @@ func (t *Table) SplitRecords() []native.Record {
 	return out
 }
 
-// readOptionalSources adds the BB address map, BAT, split procedure
-// records and Machine IR Profile map of f, when present.
-func (b *builder) readOptionalSources() error {
+// readNative adds the split procedure records of b's file, if any.
+func (b *builder) readNative() error {
 	data, sec, err := b.f.SectionData(native.SectionName)
+	if err != nil || sec == nil {
+		return err
+	}
+	recs, err := native.Decode(data)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", b.f.Name, err)
 	}
-	if sec != nil {
-		recs, err := native.Decode(data)
-		if err != nil {
-			return fmt.Errorf("%s: %w", b.f.Name, err)
-		}
-		b.addNative(recs)
-	}
-	if len(bbaddrmap.Sections(b.f.File)) > 0 {
-		fns, err := bbaddrmap.Read(b.f.File)
-		if err != nil {
-			return fmt.Errorf("%s: %w", b.f.Name, err)
-		}
-		b.blocks = bbaddrmap.NewIndex(fns)
-		b.addBBAddrMap(fns)
-	}
-	t, err := bat.FromELF(b.f)
-	switch {
-	case errors.Is(err, bat.ErrNoBAT):
-	case err != nil:
-		return err
-	default:
-		b.bat = t
-		b.addBAT(t)
-	}
-	if err := b.addMIP(); err != nil {
-		return err
-	}
+	b.addNative(recs)
 	return nil
 }
 
-// orderBySource puts the moved fragments of p in the order the BB address
-// map's block IDs, BAT's input offsets or the split procedure records
-// give, when one of them covers every moved fragment: that is the order
-// before splitting.
+// orderBySource puts the moved fragments of p in the order the sources'
+// keys give, the lowest rank that covers every moved fragment first: that
+// is the order before splitting.
 func (b *builder) orderBySource(p *Proc) {
 	rest := p.Fragments[1:]
 	if len(rest) == 0 {
 		return
 	}
-	for _, keys := range []map[uint64]uint32{b.firstBlock, b.firstInput, b.recordOrder} {
+	for _, keys := range append(b.order, b.recordOrder) {
 		if slices.ContainsFunc(rest, func(f Fragment) bool { _, ok := keys[f.Start]; return !ok }) {
 			continue // a moved fragment the source does not cover
 		}
