@@ -32,7 +32,7 @@ func FromELF(f *elfx.File) (*Table, error) {
 	if f.Type == elf.ET_REL {
 		return nil, fmt.Errorf("%s: relocatable object: procedures need final addresses; link it first", f.Name)
 	}
-	b := &builder{f: f, fragAt: make(map[uint64]fragRef), recordOrder: make(map[uint64]uint32)}
+	b := &builder{f: f, fragAt: make(map[uint64]fragRef)}
 	// Read the DWARF subprograms while the symbols are grouped: the two
 	// meet only when the subprograms are merged.
 	type subprograms struct {
@@ -59,9 +59,6 @@ func FromELF(f *elfx.File) (*Table, error) {
 			b.addDWARF(&sp.fns[i])
 		}
 		b.checkDWARFCoverage()
-	}
-	if err := b.readNative(); err != nil {
-		return nil, err
 	}
 	if err := b.readSources(); err != nil {
 		return nil, err
@@ -96,10 +93,9 @@ type builder struct {
 	procs  []*bproc
 	fragAt map[uint64]fragRef // fragment start → owner
 
-	blocks      *bbaddrmap.Index    // set by the BB address map's merge
-	bat         *bat.Table          // set by BAT's merge
-	order       []map[uint64]uint32 // by rank: fragment start → order key (see splitSource)
-	recordOrder map[uint64]uint32   // fragment start → place in its split procedure record
+	blocks *bbaddrmap.Index    // set by the BB address map's merge
+	bat    *bat.Table          // set by BAT's merge
+	order  []map[uint64]uint32 // by rank: fragment start → order key (see splitSource)
 }
 
 type bproc struct {

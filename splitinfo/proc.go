@@ -85,8 +85,6 @@ func (s Source) name() string {
 		return "symbols"
 	case FromDWARF:
 		return "dwarf"
-	case FromNative:
-		return "native"
 	}
 	for _, src := range splitSources {
 		if src.bit == s {

@@ -39,6 +39,7 @@ type sourceData interface {
 // splitSources are the split sources, in the order they merge. A new
 // source is its leaf package, its read and merge, and one line here.
 var splitSources = []splitSource{
+	{FromNative, "native", readNative, 2},
 	{FromBBAddrMap, "bbaddrmap", readBBAddrMap, 0},
 	{FromBAT, "bat", readBAT, 1},
 	{FromMIP, "mip", readMIP, 0},
@@ -150,11 +151,26 @@ func (t batTable) merge(b *builder, keys map[uint64]uint32) {
 	}
 }
 
-// addNative merges splitdbg's own split procedure records. A record whose
+// nativeRecords are splitdbg's own split procedure records.
+type nativeRecords []native.Record
+
+func readNative(f *elfx.File) (sourceData, error) {
+	data, sec, err := f.SectionData(native.SectionName)
+	if err != nil || sec == nil {
+		return nil, err
+	}
+	recs, err := native.Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.Name, err)
+	}
+	return nativeRecords(recs), nil
+}
+
+// merge merges splitdbg's own split procedure records. A record whose
 // entry is a known procedure claims its fragments and supplies what DWARF
 // would have (source name, compile unit, declaration) when DWARF is gone;
 // without symbols the record makes the procedure.
-func (b *builder) addNative(recs []native.Record) {
+func (recs nativeRecords) merge(b *builder, keys map[uint64]uint32) {
 	for i := range recs {
 		r := &recs[i]
 		if r.EntrySize == 0 {
@@ -183,7 +199,7 @@ func (b *builder) addNative(recs []native.Record) {
 					}
 				}
 			}
-			b.recordOrder[m.VAddr] = uint32(k)
+			keys[m.VAddr] = uint32(k)
 		}
 	}
 }
@@ -231,20 +247,6 @@ func (t *Table) SplitRecords() []native.Record {
 	return out
 }
 
-// readNative adds the split procedure records of b's file, if any.
-func (b *builder) readNative() error {
-	data, sec, err := b.f.SectionData(native.SectionName)
-	if err != nil || sec == nil {
-		return err
-	}
-	recs, err := native.Decode(data)
-	if err != nil {
-		return fmt.Errorf("%s: %w", b.f.Name, err)
-	}
-	b.addNative(recs)
-	return nil
-}
-
 // orderBySource puts the moved fragments of p in the order the sources'
 // keys give, the lowest rank that covers every moved fragment first: that
 // is the order before splitting.
@@ -253,7 +255,7 @@ func (b *builder) orderBySource(p *Proc) {
 	if len(rest) == 0 {
 		return
 	}
-	for _, keys := range append(b.order, b.recordOrder) {
+	for _, keys := range b.order {
 		if slices.ContainsFunc(rest, func(f Fragment) bool { _, ok := keys[f.Start]; return !ok }) {
 			continue // a moved fragment the source does not cover
 		}
