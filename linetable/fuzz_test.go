@@ -73,7 +73,7 @@ func FuzzLineTable(f *testing.F) {
 		}
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		tab, err := linetable.New(procs, linetable.NewDWARFSource(d, secs), nil)
+		tab, err := linetable.New(procs, linetable.NewDWARFSource(d, secs.Line, secs.LineStr, secs.Str), nil)
 		runtime.ReadMemStats(&after)
 		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<20+uint64(len(line))*256 {
 			t.Fatalf("allocated %d bytes for a %d-byte .debug_line", alloc, len(line))

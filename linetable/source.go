@@ -55,8 +55,13 @@ type DWARFSource struct {
 }
 
 // NewDWARFSource returns the line rows of d, whose line programs are in
-// secs.
-func NewDWARFSource(d *dwarf.Data, secs *dwarfline.Sections) *DWARFSource {
+// line (the contents of .debug_line), with the strings they refer to in
+// lineStr (.debug_line_str, DWARF 5) and str (.debug_str).
+func NewDWARFSource(d *dwarf.Data, line, lineStr, str []byte) *DWARFSource {
+	return newDWARFSource(d, &dwarfline.Sections{Line: line, LineStr: lineStr, Str: str})
+}
+
+func newDWARFSource(d *dwarf.Data, secs *dwarfline.Sections) *DWARFSource {
 	return &DWARFSource{d: d, secs: secs, units: d.Reader(), seen: make(map[int64]bool)}
 }
 

@@ -99,7 +99,7 @@ func lineSource(f *elfx.File) (Source, error) {
 			if err != nil {
 				return nil, err
 			}
-			return NewDWARFSource(d, secs), nil
+			return newDWARFSource(d, secs), nil
 		}
 	}
 	data, s, err := f.SectionData(esl.SectionName)
