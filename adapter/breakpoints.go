@@ -20,14 +20,14 @@ import (
 // function Delve cannot place, become one breakpoint at every address.
 func (c *Client) CreateBreakpoint(req *api.Breakpoint) (*api.Breakpoint, error) {
 	return c.create(req, nil, func(r *api.Breakpoint) (*api.Breakpoint, error) {
-		return c.RPCClient.CreateBreakpoint(r)
+		return c.delve.CreateBreakpoint(r)
 	})
 }
 
 // CreateBreakpointWithExpr implements service.Client, as CreateBreakpoint.
 func (c *Client) CreateBreakpointWithExpr(req *api.Breakpoint, locExpr string, rules [][2]string, suspended bool) (*api.Breakpoint, error) {
 	return c.create(req, rules, func(r *api.Breakpoint) (*api.Breakpoint, error) {
-		return c.RPCClient.CreateBreakpointWithExpr(r, locExpr, rules, suspended)
+		return c.delve.CreateBreakpointWithExpr(r, locExpr, rules, suspended)
 	})
 }
 
@@ -45,7 +45,7 @@ func (c *Client) create(req *api.Breakpoint, rules [][2]string, do func(*api.Bre
 			return bp, nil
 		}
 		if err == nil {
-			if _, err := c.RPCClient.ClearBreakpoint(bp.ID); err != nil {
+			if _, err := c.delve.ClearBreakpoint(bp.ID); err != nil {
 				return nil, fmt.Errorf("adapter: breakpoint %d at %s in moved code: %w", bp.ID, req.FunctionName, err)
 			}
 		}
@@ -114,27 +114,27 @@ func (c *Client) created(bp *api.Breakpoint) {
 
 // GetBreakpoint implements service.Client.
 func (c *Client) GetBreakpoint(id int) (*api.Breakpoint, error) {
-	bp, err := c.RPCClient.GetBreakpoint(id)
+	bp, err := c.delve.GetBreakpoint(id)
 	c.fixBreakpoint(bp)
 	return bp, err
 }
 
 // GetBreakpointByName implements service.Client.
 func (c *Client) GetBreakpointByName(name string) (*api.Breakpoint, error) {
-	bp, err := c.RPCClient.GetBreakpointByName(name)
+	bp, err := c.delve.GetBreakpointByName(name)
 	c.fixBreakpoint(bp)
 	return bp, err
 }
 
 // ListBreakpoints implements service.Client.
 func (c *Client) ListBreakpoints(all bool) ([]*api.Breakpoint, error) {
-	bps, err := c.RPCClient.ListBreakpoints(all)
+	bps, err := c.delve.ListBreakpoints(all)
 	return c.fixBreakpoints(bps), err
 }
 
 // ClearBreakpoint implements service.Client.
 func (c *Client) ClearBreakpoint(id int) (*api.Breakpoint, error) {
-	bp, err := c.RPCClient.ClearBreakpoint(id)
+	bp, err := c.delve.ClearBreakpoint(id)
 	if err == nil {
 		c.disarm(id)
 	}
@@ -144,7 +144,7 @@ func (c *Client) ClearBreakpoint(id int) (*api.Breakpoint, error) {
 
 // ClearBreakpointByName implements service.Client.
 func (c *Client) ClearBreakpointByName(name string) (*api.Breakpoint, error) {
-	bp, err := c.RPCClient.ClearBreakpointByName(name)
+	bp, err := c.delve.ClearBreakpointByName(name)
 	if err == nil && bp != nil {
 		c.disarm(bp.ID)
 	}
@@ -154,14 +154,14 @@ func (c *Client) ClearBreakpointByName(name string) (*api.Breakpoint, error) {
 
 // ToggleBreakpoint implements service.Client.
 func (c *Client) ToggleBreakpoint(id int) (*api.Breakpoint, error) {
-	bp, err := c.RPCClient.ToggleBreakpoint(id)
+	bp, err := c.delve.ToggleBreakpoint(id)
 	c.fixBreakpoint(bp)
 	return bp, err
 }
 
 // ToggleBreakpointByName implements service.Client.
 func (c *Client) ToggleBreakpointByName(name string) (*api.Breakpoint, error) {
-	bp, err := c.RPCClient.ToggleBreakpointByName(name)
+	bp, err := c.delve.ToggleBreakpointByName(name)
 	c.fixBreakpoint(bp)
 	return bp, err
 }

@@ -10,17 +10,17 @@ import (
 
 	"github.com/go-delve/delve/service"
 	"github.com/go-delve/delve/service/api"
-	"github.com/go-delve/delve/service/rpc2"
 
 	"github.com/splitdbg/splitdbg/splitinfo"
 )
 
 // Client is a Delve client for programs with split functions. It
-// implements service.Client by embedding *rpc2.RPCClient and overrides
-// only the calls whose answers involve moved code; every other call, and
-// every answer that touches no moved fragment, is Delve's own.
+// implements service.Client over another service.Client — Delve's rpc2
+// client to a server in this process or elsewhere — and overrides only
+// the calls whose answers involve moved code; every other call, and every
+// answer that touches no moved fragment, is Delve's own.
 type Client struct {
-	*rpc2.RPCClient
+	delve
 	res *Resolver
 
 	mu sync.Mutex
@@ -43,20 +43,29 @@ type Client struct {
 
 var _ service.Client = (*Client)(nil)
 
-// New returns a Client over rpc for the process Delve debugs, whose
-// executable is at exe. It asks Delve for the executable's load bias.
-func New(rpc *rpc2.RPCClient, exe string) (*Client, error) {
+// delve is the client the Client wraps; an alias so that embedding it
+// promotes Delve's calls without exporting the field.
+type delve = service.Client
+
+// New returns a Client over Delve's client dc for the process Delve
+// debugs, whose executable is at exe. It asks Delve for the executable's
+// load bias.
+func New(dc service.Client, exe string) (*Client, error) {
 	res, err := NewResolver(exe)
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{RPCClient: rpc, res: res}
+	c := &Client{delve: dc, res: res}
 	if err := c.refreshBias(); err != nil {
 		res.Close()
 		return nil, err
 	}
 	return c, nil
 }
+
+// Plain returns the Delve client the Client wraps, whose answers are
+// Delve's own.
+func (c *Client) Plain() service.Client { return c.delve }
 
 // Resolver returns the client's resolver.
 func (c *Client) Resolver() *Resolver { return c.res }
@@ -67,7 +76,7 @@ func (c *Client) Close() error { return c.res.Close() }
 // Detach detaches Delve, optionally killing the process, and closes the
 // resolver.
 func (c *Client) Detach(killProcess bool) error {
-	err := c.RPCClient.Detach(killProcess)
+	err := c.delve.Detach(killProcess)
 	return errors.Join(err, c.res.Close())
 }
 
@@ -119,7 +128,7 @@ func (c *Client) executableBias() (uint64, error) {
 	for _, p := range biasCandidates(t.procs, 4) {
 		name := delveName(p)
 		tried = append(tried, name)
-		locs, _, err := c.RPCClient.FindLocation(api.EvalScope{GoroutineID: -1}, name, false, nil)
+		locs, _, err := c.delve.FindLocation(api.EvalScope{GoroutineID: -1}, name, false, nil)
 		if err != nil || len(locs) != 1 || locs[0].Function == nil {
 			continue
 		}
@@ -132,7 +141,7 @@ func (c *Client) executableBias() (uint64, error) {
 				continue
 			}
 			bias := v - f.Start
-			mem, _, err := c.RPCClient.ExamineMemory(hdr+bias, 4)
+			mem, _, err := c.delve.ExamineMemory(hdr+bias, 4)
 			if err == nil && bytes.Equal(mem, []byte(elf.ELFMAG)) {
 				return bias, nil
 			}
@@ -198,7 +207,7 @@ func (c *Client) refreshLibraries() {
 	}
 	c.libsGen = c.gen + 1
 	c.mu.Unlock()
-	if imgs, _, err := c.RPCClient.ListDynamicLibraries(); err == nil {
+	if imgs, _, err := c.delve.ListDynamicLibraries(); err == nil {
 		c.res.SetLibraries(imgs)
 	}
 }

@@ -17,11 +17,11 @@ func (c *Client) DisassemblePC(scope api.EvalScope, pc uint64, flavour api.Assem
 	}
 	f, ok := c.frame(pc, false)
 	if !ok || !f.Split() {
-		return c.RPCClient.DisassemblePC(ds, pc, flavour)
+		return c.delve.DisassemblePC(ds, pc, flavour)
 	}
 	var out api.AsmInstructions
 	for _, r := range c.res.Ranges(pc) {
-		ins, err := c.RPCClient.DisassembleRange(ds, r.Start, r.End, flavour)
+		ins, err := c.delve.DisassembleRange(ds, r.Start, r.End, flavour)
 		if err != nil {
 			return nil, fmt.Errorf("adapter: disassemble %s [%#x,%#x): %w", f.Function, r.Start, r.End, err)
 		}
@@ -37,7 +37,7 @@ func (c *Client) DisassembleRange(scope api.EvalScope, startPC, endPC uint64, fl
 	if err != nil {
 		return nil, err
 	}
-	ins, err := c.RPCClient.DisassembleRange(ds, startPC, endPC, flavour)
+	ins, err := c.delve.DisassembleRange(ds, startPC, endPC, flavour)
 	return c.fixInstructions(ins), err
 }
 

@@ -15,7 +15,7 @@
 // resolves (api.Function.Value), checked against the ELF header in
 // memory, because Delve's image list omits the executable.
 //
-// A Client implements Delve's service.Client over *rpc2.RPCClient and
+// A Client implements Delve's service.Client over Delve's own client and
 // changes only what split functions need; everything else, and every
 // answer that involves no moved code, is Delve's own:
 //

@@ -80,7 +80,7 @@ func (c *Client) FindLocation(scope api.EvalScope, loc string, findInstructions 
 // plainFind is Delve's FindLocation with locations in split functions
 // named.
 func (c *Client) plainFind(ds api.EvalScope, loc string, findInstructions bool, rules [][2]string) ([]api.Location, string, error) {
-	locs, subst, err := c.RPCClient.FindLocation(ds, loc, findInstructions, rules)
+	locs, subst, err := c.delve.FindLocation(ds, loc, findInstructions, rules)
 	for i := range locs {
 		c.fixLocation(&locs[i], false)
 	}
@@ -99,7 +99,7 @@ func (c *Client) findLine(ds api.EvalScope, spec string, findInstructions bool, 
 	var pids []int
 	if !allMoved(&res) {
 		// Delve finds the addresses outside moved code: keep its choice.
-		if dl, _, err := c.RPCClient.FindLocation(ds, spec, findInstructions, rules); err == nil && len(dl) == 1 {
+		if dl, _, err := c.delve.FindLocation(ds, spec, findInstructions, rules); err == nil && len(dl) == 1 {
 			pcs = append(pcs, dl[0].PCs...)
 			pids = dl[0].PCPids
 		}
@@ -159,7 +159,7 @@ func (c *Client) findFunc(ds api.EvalScope, spec string, findInstructions bool, 
 		return nil, false, false
 	}
 	ours := res.Locs[0]
-	if dl, _, err := c.RPCClient.FindLocation(ds, spec, findInstructions, rules); err == nil && len(dl) > 0 {
+	if dl, _, err := c.delve.FindLocation(ds, spec, findInstructions, rules); err == nil && len(dl) > 0 {
 		inEntry := true
 		for _, l := range dl {
 			for _, pc := range l.PCs {

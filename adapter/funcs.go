@@ -14,7 +14,7 @@ import (
 // additions are split functions known only from symbols or other
 // sources. With tracefollow the list is Delve's.
 func (c *Client) ListFunctions(filter string, tracefollow int) ([]string, error) {
-	fns, err := c.RPCClient.ListFunctions(filter, tracefollow)
+	fns, err := c.delve.ListFunctions(filter, tracefollow)
 	if err != nil || tracefollow > 0 {
 		return fns, err
 	}

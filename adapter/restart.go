@@ -63,7 +63,7 @@ func (c *Client) disarm(id int) {
 func (c *Client) Restart(rebuild bool) ([]api.DiscardedBreakpoint, error) {
 	c.moved()
 	c.armAll()
-	d, err := c.RPCClient.Restart(rebuild)
+	d, err := c.delve.Restart(rebuild)
 	if err != nil {
 		return d, err
 	}
@@ -74,7 +74,7 @@ func (c *Client) Restart(rebuild bool) ([]api.DiscardedBreakpoint, error) {
 func (c *Client) RestartFrom(rerecord bool, pos string, resetArgs bool, newArgs []string, newRedirects [3]string, rebuild bool) ([]api.DiscardedBreakpoint, error) {
 	c.moved()
 	c.armAll()
-	d, err := c.RPCClient.RestartFrom(rerecord, pos, resetArgs, newArgs, newRedirects, rebuild)
+	d, err := c.delve.RestartFrom(rerecord, pos, resetArgs, newArgs, newRedirects, rebuild)
 	if err != nil {
 		return d, err
 	}
@@ -86,7 +86,7 @@ func (c *Client) RestartFrom(rerecord bool, pos string, resetArgs bool, newArgs 
 // so that those in moved code are set again afterwards; arm skips the
 // rest.
 func (c *Client) armAll() {
-	bps, err := c.RPCClient.ListBreakpoints(false)
+	bps, err := c.delve.ListBreakpoints(false)
 	if err != nil {
 		return
 	}
@@ -114,7 +114,7 @@ func (c *Client) rearm(discarded []api.DiscardedBreakpoint) ([]api.DiscardedBrea
 		return discarded, nil
 	}
 	slices.Sort(ids)
-	current, err := c.RPCClient.ListBreakpoints(false)
+	current, err := c.delve.ListBreakpoints(false)
 	if err != nil {
 		return discarded, err
 	}
@@ -144,13 +144,13 @@ func (c *Client) rearm(discarded []api.DiscardedBreakpoint) ([]api.DiscardedBrea
 			continue
 		}
 		if exists[id] {
-			if _, err := c.RPCClient.ClearBreakpoint(id); err != nil {
+			if _, err := c.delve.ClearBreakpoint(id); err != nil {
 				continue
 			}
 		}
 		req.Addr, req.File, req.Line, req.FunctionName = 0, "", 0, ""
 		req.HitCount, req.TotalHitCount = nil, 0
-		bp, err := c.RPCClient.CreateBreakpoint(&req)
+		bp, err := c.delve.CreateBreakpoint(&req)
 		if err != nil {
 			continue
 		}
@@ -162,7 +162,7 @@ func (c *Client) rearm(discarded []api.DiscardedBreakpoint) ([]api.DiscardedBrea
 	// counter past every ID in use, so that the next new breakpoint cannot
 	// reuse one: a request with no location fails after the counter is set.
 	if last := ids[len(ids)-1]; !restored[last] || last != maxID {
-		if _, err := c.RPCClient.CreateBreakpoint(&api.Breakpoint{ID: maxID + 1}); err == nil {
+		if _, err := c.delve.CreateBreakpoint(&api.Breakpoint{ID: maxID + 1}); err == nil {
 			return discarded, fmt.Errorf("adapter: restart: placeholder breakpoint %d was created", maxID+1)
 		}
 	}

@@ -58,7 +58,7 @@ func (c *Client) ListScopeRegisters(scope api.EvalScope, includeFp bool) (api.Re
 	if err != nil {
 		return nil, err
 	}
-	return c.RPCClient.ListScopeRegisters(ds, includeFp)
+	return c.delve.ListScopeRegisters(ds, includeFp)
 }
 
 // ListLocalVariables implements service.Client; in a frame in moved code
@@ -75,7 +75,7 @@ func (c *Client) ListLocalVariables(scope api.EvalScope, cfg api.LoadConfig) ([]
 	if err != nil {
 		return nil, err
 	}
-	vs, err := c.RPCClient.ListLocalVariables(ds, cfg)
+	vs, err := c.delve.ListLocalVariables(ds, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +96,7 @@ func (c *Client) ListFunctionArgs(scope api.EvalScope, cfg api.LoadConfig) ([]ap
 	if err != nil {
 		return nil, err
 	}
-	vs, err := c.RPCClient.ListFunctionArgs(ds, cfg)
+	vs, err := c.delve.ListFunctionArgs(ds, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +120,7 @@ func (c *Client) EvalVariable(scope api.EvalScope, symbol string, cfg api.LoadCo
 	if err != nil {
 		return nil, err
 	}
-	return c.RPCClient.EvalVariable(ds, symbol, cfg)
+	return c.delve.EvalVariable(ds, symbol, cfg)
 }
 
 // CreateWatchpoint implements service.Client.
@@ -129,5 +129,5 @@ func (c *Client) CreateWatchpoint(scope api.EvalScope, expr string, wtype api.Wa
 	if err != nil {
 		return nil, err
 	}
-	return c.RPCClient.CreateWatchpoint(ds, expr, wtype)
+	return c.delve.CreateWatchpoint(ds, expr, wtype)
 }

@@ -59,7 +59,7 @@ func (s *splice) delveIndex(i int) int {
 // named with the logical function, file and line, and a stack that
 // Delve's unwinder lost at moved code is unwound through it and spliced.
 func (c *Client) Stacktrace(goroutineID int64, depth, skip int, opts api.StacktraceOptions, cfg *api.LoadConfig) ([]api.Stackframe, error) {
-	frames, err := c.RPCClient.Stacktrace(goroutineID, depth, 0, opts, cfg)
+	frames, err := c.delve.Stacktrace(goroutineID, depth, 0, opts, cfg)
 	if err != nil || len(frames) == 0 {
 		return frames, err
 	}
@@ -119,7 +119,7 @@ func (c *Client) splice(gid int64, frames []api.Stackframe, depth int) *splice {
 	c.mu.Unlock()
 	if len(frames) > depth && depth < maxOwnFrames {
 		// Delve cut the stack at depth: compare with more of its frames.
-		full, err := c.RPCClient.Stacktrace(gid, maxOwnFrames, 0, 0, nil)
+		full, err := c.delve.Stacktrace(gid, maxOwnFrames, 0, 0, nil)
 		if err != nil || len(full) == 0 || full[0].PC != frames[0].PC {
 			return nil
 		}
@@ -177,7 +177,7 @@ func (c *Client) noSplice(gid int64) {
 // read the thread's registers (a slow call in Delve) and start again.
 func (c *Client) unwindMoved(gid int64, frames []api.Stackframe) (*splice, error) {
 	mem := memory{read: func(addr uint64, n int) ([]byte, error) {
-		b, _, err := c.RPCClient.ExamineMemory(addr, n)
+		b, _, err := c.delve.ExamineMemory(addr, n)
 		return b, err
 	}}
 	if cfa := frames[0].FrameOffset; cfa > 0 {
@@ -294,7 +294,7 @@ func (c *Client) topRegisters(gid int64) (regSet, error) {
 	if tid < 0 {
 		return regSet{}, errors.New("adapter: goroutine runs on no thread")
 	}
-	rs, err := c.RPCClient.ListThreadRegisters(tid, false)
+	rs, err := c.delve.ListThreadRegisters(tid, false)
 	if err != nil {
 		return regSet{}, fmt.Errorf("adapter: registers of thread %d: %w", tid, err)
 	}
@@ -310,7 +310,7 @@ func (c *Client) stopState() (*api.DebuggerState, error) {
 	if st != nil {
 		return st, nil
 	}
-	st, err := c.RPCClient.GetState()
+	st, err := c.delve.GetState()
 	if err != nil {
 		return nil, err
 	}

@@ -10,13 +10,13 @@ import (
 
 // GetState implements service.Client.
 func (c *Client) GetState() (*api.DebuggerState, error) {
-	st, err := c.RPCClient.GetState()
+	st, err := c.delve.GetState()
 	return c.fixState(st), err
 }
 
 // GetStateNonBlocking implements service.Client.
 func (c *Client) GetStateNonBlocking() (*api.DebuggerState, error) {
-	st, err := c.RPCClient.GetStateNonBlocking()
+	st, err := c.delve.GetStateNonBlocking()
 	return c.fixState(st), err
 }
 
@@ -36,19 +36,19 @@ func (c *Client) states(in <-chan *api.DebuggerState) <-chan *api.DebuggerState 
 // Continue implements service.Client.
 func (c *Client) Continue() <-chan *api.DebuggerState {
 	c.moved()
-	return c.states(c.RPCClient.Continue())
+	return c.states(c.delve.Continue())
 }
 
 // Rewind implements service.Client.
 func (c *Client) Rewind() <-chan *api.DebuggerState {
 	c.moved()
-	return c.states(c.RPCClient.Rewind())
+	return c.states(c.delve.Rewind())
 }
 
 // DirectionCongruentContinue implements service.Client.
 func (c *Client) DirectionCongruentContinue() <-chan *api.DebuggerState {
 	c.moved()
-	return c.states(c.RPCClient.DirectionCongruentContinue())
+	return c.states(c.delve.DirectionCongruentContinue())
 }
 
 // step runs a call that may move the target and names its state.
@@ -60,47 +60,47 @@ func (c *Client) step(f func() (*api.DebuggerState, error)) (*api.DebuggerState,
 }
 
 // ReverseNext implements service.Client.
-func (c *Client) ReverseNext() (*api.DebuggerState, error) { return c.step(c.RPCClient.ReverseNext) }
+func (c *Client) ReverseNext() (*api.DebuggerState, error) { return c.step(c.delve.ReverseNext) }
 
 // ReverseStep implements service.Client.
-func (c *Client) ReverseStep() (*api.DebuggerState, error) { return c.step(c.RPCClient.ReverseStep) }
+func (c *Client) ReverseStep() (*api.DebuggerState, error) { return c.step(c.delve.ReverseStep) }
 
 // ReverseStepOut implements service.Client.
 func (c *Client) ReverseStepOut() (*api.DebuggerState, error) {
-	return c.step(c.RPCClient.ReverseStepOut)
+	return c.step(c.delve.ReverseStepOut)
 }
 
 // Call implements service.Client.
 func (c *Client) Call(goroutineID int64, expr string, unsafe bool) (*api.DebuggerState, error) {
-	return c.step(func() (*api.DebuggerState, error) { return c.RPCClient.Call(goroutineID, expr, unsafe) })
+	return c.step(func() (*api.DebuggerState, error) { return c.delve.Call(goroutineID, expr, unsafe) })
 }
 
 // StepInstruction implements service.Client.
 func (c *Client) StepInstruction(skipCalls bool) (*api.DebuggerState, error) {
-	return c.step(func() (*api.DebuggerState, error) { return c.RPCClient.StepInstruction(skipCalls) })
+	return c.step(func() (*api.DebuggerState, error) { return c.delve.StepInstruction(skipCalls) })
 }
 
 // ReverseStepInstruction implements service.Client.
 func (c *Client) ReverseStepInstruction(skipCalls bool) (*api.DebuggerState, error) {
-	return c.step(func() (*api.DebuggerState, error) { return c.RPCClient.ReverseStepInstruction(skipCalls) })
+	return c.step(func() (*api.DebuggerState, error) { return c.delve.ReverseStepInstruction(skipCalls) })
 }
 
 // SwitchThread implements service.Client.
 func (c *Client) SwitchThread(threadID int) (*api.DebuggerState, error) {
-	return c.step(func() (*api.DebuggerState, error) { return c.RPCClient.SwitchThread(threadID) })
+	return c.step(func() (*api.DebuggerState, error) { return c.delve.SwitchThread(threadID) })
 }
 
 // SwitchGoroutine implements service.Client.
 func (c *Client) SwitchGoroutine(goroutineID int64) (*api.DebuggerState, error) {
-	return c.step(func() (*api.DebuggerState, error) { return c.RPCClient.SwitchGoroutine(goroutineID) })
+	return c.step(func() (*api.DebuggerState, error) { return c.delve.SwitchGoroutine(goroutineID) })
 }
 
 // Halt implements service.Client.
-func (c *Client) Halt() (*api.DebuggerState, error) { return c.step(c.RPCClient.Halt) }
+func (c *Client) Halt() (*api.DebuggerState, error) { return c.step(c.delve.Halt) }
 
 // SetExecutionPoint implements service.Client.
 func (c *Client) SetExecutionPoint(addr uint64) (*api.DebuggerState, error) {
-	return c.step(func() (*api.DebuggerState, error) { return c.RPCClient.SetExecutionPoint(addr) })
+	return c.step(func() (*api.DebuggerState, error) { return c.delve.SetExecutionPoint(addr) })
 }
 
 // SetVariable implements service.Client; it may change registers, so
@@ -111,12 +111,12 @@ func (c *Client) SetVariable(scope api.EvalScope, symbol, value string) error {
 		return err
 	}
 	c.moved()
-	return c.RPCClient.SetVariable(ds, symbol, value)
+	return c.delve.SetVariable(ds, symbol, value)
 }
 
 // ListThreads implements service.Client.
 func (c *Client) ListThreads() ([]*api.Thread, error) {
-	ths, err := c.RPCClient.ListThreads()
+	ths, err := c.delve.ListThreads()
 	for _, th := range ths {
 		c.fixThread(th)
 	}
@@ -125,14 +125,14 @@ func (c *Client) ListThreads() ([]*api.Thread, error) {
 
 // GetThread implements service.Client.
 func (c *Client) GetThread(id int) (*api.Thread, error) {
-	th, err := c.RPCClient.GetThread(id)
+	th, err := c.delve.GetThread(id)
 	c.fixThread(th)
 	return th, err
 }
 
 // ListGoroutines implements service.Client.
 func (c *Client) ListGoroutines(start, count int) ([]*api.Goroutine, int, error) {
-	gs, next, err := c.RPCClient.ListGoroutines(start, count)
+	gs, next, err := c.delve.ListGoroutines(start, count)
 	for _, g := range gs {
 		c.fixGoroutine(g)
 	}
@@ -148,7 +148,7 @@ func (c *Client) ListGoroutinesWithFilter(start, count int, filters []api.ListGo
 		}
 		scope = &ds
 	}
-	gs, groups, next, tooMany, err := c.RPCClient.ListGoroutinesWithFilter(start, count, filters, group, scope)
+	gs, groups, next, tooMany, err := c.delve.ListGoroutinesWithFilter(start, count, filters, group, scope)
 	for _, g := range gs {
 		c.fixGoroutine(g)
 	}

@@ -36,7 +36,7 @@ func (c *Client) Next() (*api.DebuggerState, error) {
 	if st, ok, err := c.stepInSplit(false); ok {
 		return st, err
 	}
-	return c.step(c.RPCClient.Next)
+	return c.step(c.delve.Next)
 }
 
 // Step implements service.Client: Delve's step, or in a split function
@@ -45,7 +45,7 @@ func (c *Client) Step() (*api.DebuggerState, error) {
 	if st, ok, err := c.stepInSplit(true); ok {
 		return st, err
 	}
-	return c.step(c.RPCClient.Step)
+	return c.step(c.delve.Step)
 }
 
 // stepInSplit runs next, or step if into is set, in a split function; ok
@@ -129,7 +129,7 @@ func (c *Client) StepOut() (*api.DebuggerState, error) {
 			return st, err
 		}
 	}
-	return c.step(c.RPCClient.StepOut)
+	return c.step(c.delve.StepOut)
 }
 
 // stoppedInMoved reports whether the current thread stopped in moved code.
@@ -146,16 +146,16 @@ func (c *Client) stoppedInMoved() bool {
 // returns the stop as Delve's stepping commands report theirs: without
 // the temporary breakpoint.
 func (c *Client) runTo(addrs []uint64) (st *api.DebuggerState, err error) {
-	bp, err := c.RPCClient.CreateBreakpoint(&api.Breakpoint{Name: nextName, Addrs: addrs})
+	bp, err := c.delve.CreateBreakpoint(&api.Breakpoint{Name: nextName, Addrs: addrs})
 	if err != nil {
 		return nil, err
 	}
 	c.moved()
-	for s := range c.RPCClient.Continue() {
+	for s := range c.delve.Continue() {
 		st = s
 	}
 	c.moved()
-	_, cerr := c.RPCClient.ClearBreakpoint(bp.ID)
+	_, cerr := c.delve.ClearBreakpoint(bp.ID)
 	if st == nil {
 		return nil, errors.Join(errors.New("no state"), cerr)
 	}
@@ -183,7 +183,7 @@ func (c *Client) nextAddrs(f *Frame) ([]uint64, error) {
 		return nil, err
 	}
 	taken := make(map[uint64]bool)
-	bps, err := c.RPCClient.ListBreakpoints(true)
+	bps, err := c.delve.ListBreakpoints(true)
 	if err != nil {
 		return nil, err
 	}

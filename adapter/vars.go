@@ -315,7 +315,7 @@ func (c *Client) readMemory(addr uint64, n int) ([]byte, error) {
 	out := make([]byte, 0, min(n, rpc2.ExamineMemoryLengthLimit))
 	for len(out) < n {
 		k := min(n-len(out), rpc2.ExamineMemoryLengthLimit)
-		b, _, err := c.RPCClient.ExamineMemory(addr+uint64(len(out)), k)
+		b, _, err := c.delve.ExamineMemory(addr+uint64(len(out)), k)
 		if err != nil {
 			return nil, err
 		}

@@ -1,23 +1,15 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
-	"net"
-	"path/filepath"
-	"strings"
-	"syscall"
-	"time"
+	"os"
 
 	"github.com/go-delve/delve/pkg/config"
 	"github.com/go-delve/delve/pkg/terminal"
-	"github.com/go-delve/delve/service"
-	"github.com/go-delve/delve/service/debugger"
-	"github.com/go-delve/delve/service/rpc2"
-	"github.com/go-delve/delve/service/rpccommon"
 
 	"github.com/splitdbg/splitdbg/adapter"
+	"github.com/splitdbg/splitdbg/adapter/session"
 )
 
 var debugCmd = &command{
@@ -41,7 +33,7 @@ let this process trace BIN (ptrace).`,
 			if len(args) < 1 {
 				return usagef("want BIN")
 			}
-			client, stop, err := startDebugger(args[0], args[1:], debugger.Config{})
+			client, stop, err := startDebugger(args[0], args[1:], nil)
 			if err != nil {
 				return err
 			}
@@ -63,48 +55,12 @@ let this process trace BIN (ptrace).`,
 	},
 }
 
-// startDebugger runs Delve's server in process on a loopback listener for
-// bin with args and returns splitdbg's client over it, and a function
-// that stops both.
-func startDebugger(bin string, args []string, dc debugger.Config) (*adapter.Client, func(), error) {
-	abs, err := filepath.Abs(bin)
+// startDebugger runs BIN with args under Delve in this process and
+// returns splitdbg's client over it, and a function that stops both.
+func startDebugger(bin string, args []string, out *os.File) (*adapter.Client, func(), error) {
+	s, err := session.Start(session.Config{Program: bin, Args: args, Stdout: out, Stderr: out})
 	if err != nil {
 		return nil, nil, err
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, nil, err
-	}
-	dc.Backend, dc.ExecuteKind = "native", debugger.ExecutingExistingFile
-	srv := rpccommon.NewServer(&service.Config{
-		Listener:    l,
-		ProcessArgs: append([]string{abs}, args...),
-		APIVersion:  2,
-		Debugger:    dc,
-	})
-	if err := srv.Run(); err != nil {
-		l.Close()
-		if errors.Is(err, syscall.EPERM) || strings.Contains(err.Error(), "operation not permitted") {
-			return nil, nil, fmt.Errorf("%s: the kernel does not let splitdbg trace it (ptrace): %w", bin, err)
-		}
-		return nil, nil, fmt.Errorf("%s: %w", bin, err)
-	}
-	conn, err := net.DialTimeout("tcp", l.Addr().String(), 30*time.Second)
-	if err != nil {
-		srv.Stop()
-		return nil, nil, err
-	}
-	rpc := rpc2.NewClientFromConn(conn)
-	client, err := adapter.New(rpc, abs)
-	if err != nil {
-		rpc.Detach(true)
-		srv.Stop()
-		return nil, nil, err
-	}
-	stop := func() {
-		client.Detach(true)
-		srv.Stop()
-		client.Close()
-	}
-	return client, stop, nil
+	return s.Client, func() { s.Stop(true) }, nil
 }

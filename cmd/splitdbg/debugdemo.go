@@ -6,9 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/go-delve/delve/pkg/proc"
 	"github.com/go-delve/delve/service/api"
-	"github.com/go-delve/delve/service/debugger"
 )
 
 // runDebugDemo runs the embedded demo binary on its cold path under
@@ -27,14 +25,18 @@ func runDebugDemo(c *cli) error {
 	if err := os.WriteFile(bin, demoBinary, 0o755); err != nil {
 		return err
 	}
-	null := proc.OutputRedirect{Path: os.DevNull}
-	client, stop, err := startDebugger(bin, []string{"cold"}, debugger.Config{Stdout: null, Stderr: null})
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer null.Close()
+	client, stop, err := startDebugger(bin, []string{"cold"}, null)
 	if err != nil {
 		fmt.Fprintf(w, "  (skipped: %v)\n", err)
 		return nil
 	}
 	defer stop()
-	plain := client.RPCClient
+	plain := client.Plain()
 
 	const loc = "demo/demo.c:25" // COLD-LINE: scale, in scale.cold
 	fmt.Fprintf(w, "\n  break %s\n", loc)

@@ -1,0 +1,166 @@
+// Package session starts the Delve a debugger door works with: Delve's
+// debugger run in this process for a program it launches or a process it
+// attaches to, reached through Delve's own JSON-RPC v2 client over an
+// in-memory pipe (service.ListenerPipe, as "dlv debug" does without
+// --headless), wrapped in the split-aware core (package adapter).
+//
+// The core itself speaks no protocol: it takes any service.Client. This
+// package is where the rpc2 codec is chosen, once for every door.
+package session
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/go-delve/delve/pkg/proc"
+	"github.com/go-delve/delve/service"
+	"github.com/go-delve/delve/service/debugger"
+	"github.com/go-delve/delve/service/rpc2"
+	"github.com/go-delve/delve/service/rpccommon"
+
+	"github.com/splitdbg/splitdbg/adapter"
+)
+
+// Config says what to debug: a program to launch (Program, Args, Dir,
+// Env) or a running process (Pid).
+type Config struct {
+	// Program is the executable to launch; with Pid set, the executable
+	// of that process (read from /proc when empty).
+	Program string
+	Args    []string
+	// Dir is the working directory of a launched program ("" keeps ours).
+	Dir string
+	// Env holds NAME=VALUE entries added to (or replacing) our environment
+	// for a launched program.
+	Env []string
+	// Pid is a process to attach to instead of launching.
+	Pid int
+	// Stdout and Stderr receive a launched program's output (nil: ours).
+	Stdout, Stderr *os.File
+	// DebugInfoDirectories are where Delve looks for separate debug files.
+	DebugInfoDirectories []string
+}
+
+// Session is a Delve debugger running in this process and the core's
+// client over it.
+type Session struct {
+	// Client is the split-aware client of the core.
+	Client *adapter.Client
+	// Attached reports a session that attached to a running process.
+	Attached bool
+	srv      *rpccommon.ServerImpl
+	once     sync.Once
+	stopErr  error
+}
+
+// envMu serializes launches that change the process environment: Delve
+// starts the debuggee with this process's environment.
+var envMu sync.Mutex
+
+// Start launches cfg.Program, or attaches to cfg.Pid, under Delve. The
+// target is stopped at its entry (launch) or where it was (attach).
+func Start(cfg Config) (*Session, error) {
+	dc := debugger.Config{
+		Backend:              "native",
+		WorkingDir:           cfg.Dir,
+		DebugInfoDirectories: cfg.DebugInfoDirectories,
+	}
+	if cfg.Stdout != nil {
+		dc.Stdout = proc.OutputRedirect{File: cfg.Stdout}
+	}
+	if cfg.Stderr != nil {
+		dc.Stderr = proc.OutputRedirect{File: cfg.Stderr}
+	}
+	var args []string
+	exe := cfg.Program
+	if cfg.Pid > 0 {
+		dc.AttachPid = cfg.Pid
+		if exe == "" {
+			p, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", cfg.Pid))
+			if err != nil {
+				return nil, fmt.Errorf("process %d: %w", cfg.Pid, err)
+			}
+			exe = p
+		}
+	} else {
+		if exe == "" {
+			return nil, errors.New("no program to launch")
+		}
+		abs, err := filepath.Abs(exe)
+		if err != nil {
+			return nil, err
+		}
+		if st, err := os.Stat(abs); err != nil {
+			return nil, err
+		} else if st.IsDir() {
+			return nil, fmt.Errorf("%s: is a directory, not a program", exe)
+		}
+		exe = abs
+		dc.ExecuteKind = debugger.ExecutingExistingFile
+		args = append([]string{abs}, cfg.Args...)
+	}
+	l, conn := service.ListenerPipe()
+	srv := rpccommon.NewServer(&service.Config{
+		Listener:    l,
+		ProcessArgs: args,
+		APIVersion:  2,
+		Debugger:    dc,
+	})
+	err := withEnv(cfg.Env, srv.Run)
+	if err != nil {
+		l.Close()
+		conn.Close()
+		if errors.Is(err, syscall.EPERM) || strings.Contains(err.Error(), "operation not permitted") {
+			return nil, fmt.Errorf("%s: the kernel does not let splitdbg trace it (ptrace): %w", exe, err)
+		}
+		return nil, fmt.Errorf("%s: %w", exe, err)
+	}
+	rpc := rpc2.NewClientFromConn(conn)
+	client, err := adapter.New(rpc, exe)
+	if err != nil {
+		rpc.Detach(cfg.Pid == 0)
+		srv.Stop()
+		return nil, err
+	}
+	return &Session{Client: client, Attached: cfg.Pid > 0, srv: srv}, nil
+}
+
+// withEnv runs f with env applied to this process's environment, and
+// restores it after.
+func withEnv(env []string, f func() error) error {
+	if len(env) == 0 {
+		return f()
+	}
+	envMu.Lock()
+	defer envMu.Unlock()
+	saved := os.Environ()
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		os.Setenv(k, v)
+	}
+	defer func() {
+		os.Clearenv()
+		for _, kv := range saved {
+			k, v, _ := strings.Cut(kv, "=")
+			os.Setenv(k, v)
+		}
+	}()
+	return f()
+}
+
+// Stop detaches Delve — killing a launched program when kill is set, and
+// never an attached one unless kill is set — and stops the debugger.
+// Later calls do nothing and return the first call's error.
+func (s *Session) Stop(kill bool) error {
+	s.once.Do(func() {
+		err := s.Client.Detach(kill)
+		s.srv.Stop()
+		s.stopErr = err
+	})
+	return s.stopErr
+}
