@@ -5,7 +5,11 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/go-delve/delve/service"
@@ -147,7 +151,47 @@ func (c *Client) executableBias() (uint64, error) {
 			}
 		}
 	}
+	// No function Delve can name (no DWARF): a local process's mappings
+	// say where the file's first page is.
+	if bias, ok := mappedBias(c.delve.ProcessPid(), c.res.exe.path, hdr); ok {
+		return bias, nil
+	}
 	return 0, fmt.Errorf("adapter: %s: no load bias found from Delve's functions %v", c.res.exe.path, tried)
+}
+
+// mappedBias reads the load bias of the executable at path from
+// /proc/PID/maps: the start of its mapping at file offset 0, less hdr,
+// the link-time address of that page. It fails for a process that is
+// not local.
+func mappedBias(pid int, path string, hdr uint64) (uint64, bool) {
+	if pid <= 0 {
+		return 0, false
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
+	if err != nil {
+		return 0, false
+	}
+	want, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		want = path
+	}
+	for line := range strings.Lines(string(data)) {
+		// start-end perms offset dev inode path
+		f := strings.Fields(line)
+		if len(f) < 6 || f[2] != "00000000" {
+			continue
+		}
+		if got, err := filepath.EvalSymlinks(f[5]); err != nil || got != want {
+			continue
+		}
+		lo, _, _ := strings.Cut(f[0], "-")
+		start, err := strconv.ParseUint(lo, 16, 64)
+		if err != nil || start < hdr&^0xfff {
+			continue
+		}
+		return start - hdr&^0xfff, true
+	}
+	return 0, false
 }
 
 // headerVaddr returns the link-time address of the ELF header: the

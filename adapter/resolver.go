@@ -371,3 +371,14 @@ func cSource(name string) bool {
 	}
 	return strings.HasPrefix(name, "/tmp/go-build/cgo-") // cgo's generated prologs
 }
+
+// GoProgram reports whether the executable is a Go program (it has Go's
+// runtime.main), whose threads of execution a debugger shows as
+// goroutines; other programs have only OS threads.
+func (r *Resolver) GoProgram() bool {
+	t, err := r.exe.load()
+	if err != nil {
+		return false
+	}
+	return len(t.procs.ByName("runtime.main")) > 0
+}

@@ -27,7 +27,7 @@ type command struct {
 var commands []*command
 
 func init() {
-	commands = []*command{funcsCmd, addrCmd, breakCmd, linesCmd, bbaddrmapCmd, batCmd, emitCmd, stripCmd, eslCmd, mipCmd, debugCmd, proxyCmd, demoCmd}
+	commands = []*command{funcsCmd, addrCmd, breakCmd, linesCmd, bbaddrmapCmd, batCmd, emitCmd, stripCmd, eslCmd, mipCmd, debugCmd, proxyCmd, dapCmd, demoCmd}
 }
 
 // cli carries the process's streams, so tests can run commands in-process.
