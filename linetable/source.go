@@ -31,6 +31,11 @@ type Row struct {
 	// EndSequence marks the first address after a sequence; the row
 	// carries no source position.
 	EndSequence bool
+	// Discriminator is the row's DWARF discriminator (0 if none).
+	Discriminator int
+	// Names are File's names as the line header states them, nil if the
+	// source has none.
+	Names *FileNames
 }
 
 // Source is a line program: its rows, sequence after sequence, each
@@ -48,6 +53,7 @@ type DWARFSource struct {
 	units  *dwarf.Reader
 	prog   *dwarfline.Program
 	names  []string // cleaned names of prog's files
+	raw    []*FileNames
 	seen   map[int64]bool
 	row    dwarfline.Row
 	inSeq  bool
@@ -95,10 +101,11 @@ func (s *DWARFSource) Next(r *Row) error {
 				return err
 			}
 			s.prog = prog
-			s.names = s.names[:0]
+			s.names, s.raw = s.names[:0], s.raw[:0]
 			for _, f := range prog.Files {
 				s.names = append(s.names, path.Clean(f))
 			}
+			s.raw = appendFileNames(s.raw, prog)
 		}
 		if err := s.prog.Next(&s.row); err != nil {
 			if err != io.EOF {
@@ -116,13 +123,14 @@ func (s *DWARFSource) Next(r *Row) error {
 		e := &s.row
 		s.inSeq, s.lastPC = !e.EndSequence, e.Addr
 		*r = Row{Addr: e.Addr, Line: e.Line, Column: e.Column, IsStmt: e.IsStmt,
-			PrologueEnd: e.PrologueEnd, EndSequence: e.EndSequence}
+			PrologueEnd: e.PrologueEnd, EndSequence: e.EndSequence, Discriminator: e.Discriminator}
 		if !e.EndSequence && e.File >= 0 {
 			// DW_LNE_define_file may have added files since.
 			for _, f := range s.prog.Files[len(s.names):] {
 				s.names = append(s.names, path.Clean(f))
 			}
-			r.File = s.names[e.File]
+			s.raw = appendFileNames(s.raw, s.prog)
+			r.File, r.Names = s.names[e.File], s.raw[e.File]
 		}
 		return nil
 	}

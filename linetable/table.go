@@ -24,8 +24,9 @@ import (
 // immutable and safe for concurrent use.
 type Table struct {
 	procs *splitinfo.Table
-	files []string // interned, path.Clean'ed file names
-	rows  []row    // sequences sorted by start address, rows in program order
+	files []string     // interned, path.Clean'ed file names
+	names []*FileNames // per file, its names as the line header gives them
+	rows  []row        // sequences sorted by start address, rows in program order
 	// The address search: a page directory over the rows' addresses.
 	// mono holds monotone starts only when sequences overlap (code
 	// folded by the linker) and the rows themselves are out of order.
@@ -49,6 +50,7 @@ type row struct {
 	line   uint32
 	column uint32
 	flags  uint8
+	disc   [3]uint8 // discriminator, little-endian, clamped to 24 bits
 }
 
 const (
@@ -162,7 +164,7 @@ func New(procs *splitinfo.Table, src Source, isCode func(uint64) bool) (*Table, 
 		if len(rows) >= maxRows {
 			return nil, errors.New("line table: too many rows")
 		}
-		st := row{addr: r.Addr, line: clampU32(r.Line), column: clampU32(r.Column)}
+		st := row{addr: r.Addr, line: clampU32(r.Line), column: clampU32(r.Column), disc: packDisc(r.Discriminator)}
 		if r.IsStmt {
 			st.flags |= flagStmt
 		}
@@ -177,6 +179,7 @@ func New(procs *splitinfo.Table, src Source, isCode func(uint64) bool) (*Table, 
 				id = uint32(len(t.files))
 				fileID[r.File] = id
 				t.files = append(t.files, r.File)
+				t.names = append(t.names, r.Names)
 			}
 			st.file = id
 		}

@@ -11,8 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/splitdbg/splitdbg/linetable"
-	"github.com/splitdbg/splitdbg/splitinfo"
-	"github.com/splitdbg/splitdbg/splitinfo/bbaddrmap"
+	"github.com/splitdbg/splitdbg/symbolize"
 )
 
 var addrCmd = &command{
@@ -32,7 +31,10 @@ layout before splitting) and "bb_metadata" how the block ends, as
 "splitdbg bbaddrmap" prints them.
 
 ADDR is hexadecimal with a 0x prefix, or decimal. With "-", addresses are
-read from standard input, one per line, and answered as they arrive.`,
+read from standard input, one per line, and answered as they arrive; a
+line that is no address gets an answer of its own in its place,
+{"line","input","error"} in JSON, and the command goes on (exit status 1
+at the end).`,
 	setup: func(fs *flag.FlagSet) func(*cli, []string) error {
 		asJSON := fs.Bool("json", false, "print JSON")
 		return func(c *cli, args []string) error {
@@ -78,6 +80,7 @@ type addrWriter struct {
 	t    *linetable.Table
 	json bool
 	n    int
+	bad  int // input lines that were no address
 	buf  []byte
 }
 
@@ -98,6 +101,7 @@ func (a *addrWriter) end() {
 
 // stream answers one address per input line, flushing whenever the input
 // has nothing more buffered so that an interactive peer gets its answers.
+// A line that is no address gets an error answer in its place.
 func (a *addrWriter) stream(in io.Reader) error {
 	// The addresses already buffered (at most 1<<batchBits) are looked up
 	// and formatted in address order, so that neighbours share cache
@@ -108,34 +112,43 @@ func (a *addrWriter) stream(in io.Reader) error {
 	type span struct{ start, end int32 }
 	var slots []span
 	var arena []byte
-	var ans answer
-	answer := func(batch []uint64) error {
+	var ans symbolize.Answer
+	answer := func(batch []addrLine) error {
 		keys = keys[:0]
 		packed := true
-		for k, addr := range batch {
-			if addr >= 1<<(64-batchBits) {
+		for k, l := range batch {
+			if l.bad != "" {
+				continue
+			}
+			if l.addr >= 1<<(64-batchBits) {
 				packed = false
 				break
 			}
-			keys = append(keys, addr<<batchBits|uint64(k))
-		}
-		if !packed { // addresses too large to pack: in input order
-			keys = keys[:0]
+			keys = append(keys, l.addr<<batchBits|uint64(k))
 		}
 		slices.Sort(keys)
 		slots = slices.Grow(slots[:0], len(batch))[:len(batch)]
 		arena = arena[:0]
 		at := func(k int) {
-			a.lookup(batch[k], &ans)
 			start := int32(len(arena))
-			arena = a.format(arena, &ans)
+			if l := &batch[k]; l.bad != "" {
+				arena = a.formatBad(arena, l)
+			} else {
+				symbolize.Lookup(a.t, l.addr, &ans)
+				arena = a.format(arena, &ans)
+			}
 			slots[k] = span{start, int32(len(arena))}
 		}
 		if packed {
 			for _, key := range keys {
 				at(int(key & (1<<batchBits - 1)))
 			}
-		} else {
+			for k := range batch {
+				if batch[k].bad != "" {
+					at(k)
+				}
+			}
+		} else { // addresses too large to pack: in input order
 			for k := range batch {
 				at(k)
 			}
@@ -145,28 +158,48 @@ func (a *addrWriter) stream(in io.Reader) error {
 		}
 		return nil
 	}
-	return readAddrs(in, 1<<batchBits, answer, a.w.Flush)
+	if err := readAddrs(in, 1<<batchBits, answer, a.w.Flush); err != nil {
+		return err
+	}
+	if a.bad > 0 {
+		return fmt.Errorf("stdin: %d line(s) were no address", a.bad)
+	}
+	return nil
+}
+
+// addrLine is one input line: an address, or bad says why it is none.
+type addrLine struct {
+	addr   uint64
+	lineNo int
+	input  string
+	bad    string
 }
 
 // readAddrs reads one address per line from in and hands them to handle
-// in batches: the addresses already buffered, at most max, so that a peer
+// in batches: the lines already buffered, at most max, so that a peer
 // that writes one address at a time gets each answer before it sends the
 // next. flush is called whenever the input has nothing more buffered.
-// Addresses are parsed without allocating.
-func readAddrs(in io.Reader, max int, handle func([]uint64) error, flush func() error) error {
+// Addresses are parsed without allocating; a line that is no address
+// (or longer than the buffer) is handed on with the reason.
+func readAddrs(in io.Reader, max int, handle func([]addrLine) error, flush func() error) error {
 	r := bufio.NewReaderSize(in, 64<<10)
-	var batch []uint64
+	var batch []addrLine
 	for lineNo := 1; ; lineNo++ {
 		line, err := r.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
-			return fmt.Errorf("stdin line %d: too long", lineNo)
+			batch = append(batch, addrLine{lineNo: lineNo, input: string(line[:64]) + "...", bad: "line too long"})
+			for err == bufio.ErrBufferFull {
+				_, err = r.ReadSlice('\n')
+			}
+			line = nil
 		}
 		if s := bytes.TrimSpace(line); len(s) > 0 {
 			v, ok := parseAddrBytes(s)
+			l := addrLine{addr: v, lineNo: lineNo}
 			if !ok {
-				return fmt.Errorf("stdin line %d: bad address %q", lineNo, s)
+				l.input, l.bad = string(s), "bad address"
 			}
-			batch = append(batch, v)
+			batch = append(batch, l)
 		}
 		if err == io.EOF {
 			if len(batch) > 0 {
@@ -224,32 +257,9 @@ func parseAddrBytes(s []byte) (uint64, bool) {
 	return v, true
 }
 
-// answer is what addr reports for one address.
-type answer struct {
-	addr         uint64
-	loc          splitinfo.Loc
-	ok           bool
-	file         string
-	line, column int
-	hasPos       bool
-	bb           bbaddrmap.Loc
-	hasBB        bool
-}
-
-func (a *addrWriter) lookup(addr uint64, ans *answer) {
-	ans.addr = addr
-	ans.loc, ans.ok = a.t.Procs().Lookup(addr)
-	ans.file, ans.line, ans.column, ans.hasPos = a.t.Line(addr)
-	// The block from the map's own index: the procedure is known already.
-	ans.hasBB = false
-	if blocks := a.t.Procs().BBAddrMap(); blocks != nil {
-		ans.bb, ans.hasBB = blocks.Lookup(addr)
-	}
-}
-
 func (a *addrWriter) write(addr uint64) {
-	var ans answer
-	a.lookup(addr, &ans)
+	var ans symbolize.Answer
+	symbolize.Lookup(a.t, addr, &ans)
 	a.buf = a.format(a.buf[:0], &ans)
 	a.emit(a.buf)
 }
@@ -263,12 +273,34 @@ func (a *addrWriter) emit(b []byte) {
 	a.n++
 }
 
+// formatBad appends the answer to an input line that is no address:
+// {"line","input","error"} in JSON, else "stdin line N: ERROR: INPUT".
+func (a *addrWriter) formatBad(b []byte, l *addrLine) []byte {
+	a.bad++
+	if a.json {
+		b = append(b, "\n{\"line\":"...)
+		b = strconv.AppendInt(b, int64(l.lineNo), 10)
+		b = append(b, ",\"input\":"...)
+		b = appendJSONString(b, l.input)
+		b = append(b, ",\"error\":"...)
+		b = appendJSONString(b, l.bad)
+		return append(b, '}')
+	}
+	b = append(b, "stdin line "...)
+	b = strconv.AppendInt(b, int64(l.lineNo), 10)
+	b = append(b, ": "...)
+	b = append(b, l.bad...)
+	b = append(b, ": "...)
+	b = strconv.AppendQuote(b, l.input)
+	return append(b, '\n')
+}
+
 // format appends one answer: a JSON object on its own line, or a text
 // line.
-func (a *addrWriter) format(b []byte, ans *answer) []byte {
-	addr, loc, ok := ans.addr, ans.loc, ans.ok
-	file, line, column, hasPos := ans.file, ans.line, ans.column, ans.hasPos
-	bb, hasBB := ans.bb, ans.hasBB
+func (a *addrWriter) format(b []byte, ans *symbolize.Answer) []byte {
+	addr, loc, ok := ans.Addr, ans.Loc, ans.Found
+	file, line, column, hasPos := ans.File, ans.Line, ans.Column, ans.HasPos
+	bb, hasBB := ans.BB, ans.HasBB
 	if a.json {
 		b = append(b, "\n{\"addr\":"...)
 		b = strconv.AppendUint(b, addr, 10)

@@ -120,9 +120,12 @@ func (a *batWriter) end() {
 // stream translates one address per input line, flushing whenever the
 // input has nothing more buffered.
 func (a *batWriter) stream(in io.Reader) error {
-	return readAddrs(in, 1<<10, func(addrs []uint64) error {
-		for _, v := range addrs {
-			a.write(v)
+	return readAddrs(in, 1<<10, func(lines []addrLine) error {
+		for _, l := range lines {
+			if l.bad != "" {
+				return fmt.Errorf("stdin line %d: %s %q", l.lineNo, l.bad, l.input)
+			}
+			a.write(l.addr)
 		}
 		return nil
 	}, a.w.Flush)

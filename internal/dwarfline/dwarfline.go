@@ -41,9 +41,15 @@ type Row struct {
 
 // Program reads the rows of one unit's line-number program.
 type Program struct {
-	Version    uint16
-	Files      []string // full names, as debug/dwarf joins them
-	Dirs       []string
+	Version uint16
+	Files   []string // full names, as debug/dwarf joins them
+	Dirs    []string
+	// Entries are the file entries as the header states them, parallel to
+	// Files, and RawDirs its include directories unjoined (before DWARF 5
+	// directory 1 is RawDirs[0]), for tools that join names their own way.
+	Entries    []FileEntry
+	RawDirs    []string
+	CompDir    string
 	addrSize   int
 	dwarf64    bool
 	minInstLen uint64
@@ -60,6 +66,13 @@ type Program struct {
 	op   uint64 // op_index
 }
 
+// FileEntry is a file entry of a line header: its name and directory
+// index, unjoined.
+type FileEntry struct {
+	Name string
+	Dir  uint64
+}
+
 const section = ".debug_line"
 
 // New parses the header of the program at offset off of secs.Line and
@@ -71,7 +84,7 @@ func New(secs *Sections, off uint64, compDir string, addrSize int) (*Program, er
 		return nil, cursor.Errorf(section, int64(off), cursor.ErrCorrupt, "program offset beyond the section")
 	}
 	c.Skip(int(off))
-	p := &Program{secs: secs, addrSize: addrSize}
+	p := &Program{secs: secs, addrSize: addrSize, CompDir: compDir}
 	unitLen := uint64(c.U32())
 	if unitLen == 0xffffffff {
 		p.dwarf64 = true
@@ -145,12 +158,14 @@ func (p *Program) readV4Tables(c *cursor.Cursor, compDir string) {
 			break
 		}
 		dir := string(d)
+		p.RawDirs = append(p.RawDirs, dir)
 		if !isAbs(dir) {
 			dir = join(compDir, dir)
 		}
 		p.Dirs = append(p.Dirs, dir)
 	}
 	p.Files = append(p.Files, "") // file 0 is not a file before DWARF 5
+	p.Entries = append(p.Entries, FileEntry{})
 	for c.Err() == nil {
 		if !p.readFileEntry(c) {
 			break
@@ -170,6 +185,7 @@ func (p *Program) readFileEntry(c *cursor.Cursor) bool {
 	c.ULEB128() // mtime
 	c.ULEB128() // length
 	n := string(name)
+	p.Entries = append(p.Entries, FileEntry{n, dir})
 	if !isAbs(n) {
 		if dir >= uint64(len(p.Dirs)) {
 			c.FailAt(off, cursor.ErrCorrupt, "directory index %d of %d", dir, len(p.Dirs))
@@ -252,12 +268,15 @@ func (p *Program) readEntries(c *cursor.Cursor, what string) (paths []string, di
 
 func (p *Program) readV5Tables(c *cursor.Cursor) {
 	p.Dirs, _ = p.readEntries(c, "directory")
+	p.RawDirs = p.Dirs
 	names, dirs := p.readEntries(c, "file name")
 	if c.Err() != nil {
 		return
 	}
 	p.Files = make([]string, len(names))
+	p.Entries = make([]FileEntry, len(names))
 	for i, n := range names {
+		p.Entries[i] = FileEntry{n, dirs[i]}
 		if !isAbs(n) && n != "" {
 			if dirs[i] >= uint64(len(p.Dirs)) {
 				c.Fail(cursor.ErrCorrupt, "file %d: directory index %d of %d", i, dirs[i], len(p.Dirs))

@@ -1,0 +1,317 @@
+package linetable
+
+import (
+	"cmp"
+	"container/heap"
+	"debug/dwarf"
+	"slices"
+
+	"github.com/splitdbg/splitdbg/internal/addrindex"
+	"github.com/splitdbg/splitdbg/internal/dwarfline"
+	"github.com/splitdbg/splitdbg/internal/elfx"
+)
+
+// Scope is a DWARF subprogram or inlined subroutine (DWARF 5, sections
+// 3.3 and 3.3.8): one frame of an address's inline chain.
+type Scope struct {
+	// Name and LinkageName are DW_AT_name and DW_AT_linkage_name (or
+	// DW_AT_MIPS_linkage_name), found through DW_AT_abstract_origin and
+	// DW_AT_specification; "" if absent.
+	Name, LinkageName string
+	// DeclFile and DeclLine are DW_AT_decl_file and DW_AT_decl_line,
+	// found the same way; DeclFile is nil if absent.
+	DeclFile *FileNames
+	DeclLine int
+	// LowPC is the DIE's own DW_AT_low_pc, if HasLowPC.
+	LowPC    uint64
+	HasLowPC bool
+	// Inlined reports a DW_TAG_inlined_subroutine; its call site, in
+	// the enclosing scope, is CallFile (nil if absent), CallLine,
+	// CallColumn and CallDiscriminator (DW_AT_GNU_discriminator).
+	Inlined                                 bool
+	CallFile                                *FileNames
+	CallLine, CallColumn, CallDiscriminator int
+	parent                                  int32
+}
+
+// Inlines indexes the subprograms and inlined subroutines of a file's
+// DWARF by address: for an address, the innermost one whose ranges hold
+// it (an inlined subroutine's ranges may lie in several fragments of
+// the function it is inlined into), and from it the chain out to the
+// subprogram. It also knows which addresses a compile unit covers. It
+// is immutable and safe for concurrent use.
+type Inlines struct {
+	scopes []Scope
+	starts addrindex.Index // of the address partition below
+	owner  []int32         // per interval of the partition, its scope or -1
+	units  addrindex.Index // of the compile units' address partition
+	inUnit []bool
+}
+
+// Chain yields the chain of scopes holding pc, innermost first:
+// the inlined subroutines and last the subprogram they are inlined into
+// (the chain ends early, without a subprogram, where DWARF nests none).
+// It yields nothing where no scope holds pc. It does not allocate.
+func (x *Inlines) Chain(pc uint64, yield func(*Scope) bool) {
+	if x == nil {
+		return
+	}
+	i := x.starts.Find(pc)
+	if i < 0 {
+		return
+	}
+	for s := x.owner[i]; s >= 0; {
+		sc := &x.scopes[s]
+		if !yield(sc) || !sc.Inlined {
+			return
+		}
+		s = sc.parent
+	}
+}
+
+// InUnit reports whether a compile unit's ranges hold pc.
+func (x *Inlines) InUnit(pc uint64) bool {
+	if x == nil {
+		return false
+	}
+	i := x.units.Find(pc)
+	return i >= 0 && x.inUnit[i]
+}
+
+// Attributes Go's debug/dwarf has no names for.
+const (
+	attrLinkageName     dwarf.Attr = 0x6e
+	attrMIPSLinkageName dwarf.Attr = 0x2007
+	attrDiscriminator   dwarf.Attr = 0x2136 // DW_AT_GNU_discriminator
+)
+
+// dieNames is what a DIE says of its names, before following its
+// origin.
+type dieNames struct {
+	name, linkage string
+	declFile      *FileNames
+	declLine      int
+	origin        dwarf.Offset // DW_AT_abstract_origin or DW_AT_specification, 0 if none
+}
+
+// noFile marks a DW_AT_decl_file that gives no name (see
+// implicitDeclFiles); the search for a declaration stops there.
+var noFile = new(FileNames)
+
+type span struct {
+	lo, hi uint64
+	id     int32 // a scope, or for units 0
+}
+
+// NewInlines indexes the DWARF of f; a file without DWARF gives an
+// empty index.
+func NewInlines(f *elfx.File) (*Inlines, error) {
+	x := &Inlines{}
+	d, err := f.DWARF()
+	if err != nil || d == nil {
+		x.finish(nil, nil)
+		return x, err
+	}
+	secs, err := dwarfline.Load(f)
+	if err != nil {
+		return nil, err
+	}
+	implicit, err := newImplicitDeclFiles(f)
+	if err != nil {
+		return nil, err
+	}
+	dies := make(map[dwarf.Offset]int32) // subprogram DIEs, into info
+	var info []dieNames
+	scopeDIE := []int32{} // per scope, its info
+	var spans, units []span
+	r := d.Reader()
+	for {
+		cu, err := r.Next()
+		if err != nil {
+			return nil, err
+		}
+		if cu == nil {
+			break
+		}
+		if cu.Tag != dwarf.TagCompileUnit && cu.Tag != dwarf.TagPartialUnit {
+			r.SkipChildren()
+			continue
+		}
+		if rs, err := d.Ranges(cu); err == nil {
+			for _, rg := range rs {
+				units = append(units, span{rg[0], rg[1], 0})
+			}
+		}
+		var files []*FileNames
+		if off, ok := cu.Val(dwarf.AttrStmtList).(int64); ok {
+			compDir, _ := cu.Val(dwarf.AttrCompDir).(string)
+			if p, err := dwarfline.New(secs, uint64(off), compDir, r.AddressSize()); err == nil {
+				files = appendFileNames(nil, p)
+			}
+		}
+		file := func(e *dwarf.Entry, a dwarf.Attr) *FileNames {
+			if v, ok := e.Val(a).(int64); ok && v >= 0 && v < int64(len(files)) {
+				return files[v]
+			}
+			return nil
+		}
+		if !cu.Children {
+			continue
+		}
+		// stack[k] is the innermost scope enclosing depth k, -1 if none.
+		stack := []int32{-1}
+		for len(stack) > 0 {
+			e, err := r.Next()
+			if err != nil {
+				return nil, err
+			}
+			if e == nil {
+				break
+			}
+			if e.Tag == 0 {
+				stack = stack[:len(stack)-1]
+				continue
+			}
+			parent := stack[len(stack)-1]
+			self := parent
+			if e.Tag == dwarf.TagSubprogram || e.Tag == dwarf.TagInlinedSubroutine {
+				n := dieNames{declFile: file(e, dwarf.AttrDeclFile)}
+				if n.declFile != nil && implicit.implicit(e.Offset) {
+					n.declFile = noFile
+				}
+				n.name, _ = e.Val(dwarf.AttrName).(string)
+				if n.linkage, _ = e.Val(attrLinkageName).(string); n.linkage == "" {
+					n.linkage, _ = e.Val(attrMIPSLinkageName).(string)
+				}
+				n.declLine = intVal(e, dwarf.AttrDeclLine)
+				if o, ok := e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset); ok {
+					n.origin = o
+				} else if o, ok := e.Val(dwarf.AttrSpecification).(dwarf.Offset); ok {
+					n.origin = o
+				}
+				dies[e.Offset] = int32(len(info))
+				info = append(info, n)
+				s := Scope{Inlined: e.Tag == dwarf.TagInlinedSubroutine, parent: parent, CallFile: file(e, dwarf.AttrCallFile)}
+				if v, ok := e.Val(dwarf.AttrLowpc).(uint64); ok {
+					s.LowPC, s.HasLowPC = v, true
+				}
+				s.CallLine, s.CallColumn = intVal(e, dwarf.AttrCallLine), intVal(e, dwarf.AttrCallColumn)
+				s.CallDiscriminator = intVal(e, attrDiscriminator)
+				self = int32(len(x.scopes))
+				x.scopes = append(x.scopes, s)
+				scopeDIE = append(scopeDIE, int32(len(info)-1))
+				if rs, err := d.Ranges(e); err == nil {
+					for _, rg := range rs {
+						if rg[1] > rg[0] {
+							spans = append(spans, span{rg[0], rg[1], self})
+						}
+					}
+				}
+			}
+			if e.Children {
+				stack = append(stack, self)
+			}
+		}
+	}
+	// Names through abstract origins and specifications, nearest first.
+	for i := range x.scopes {
+		s := &x.scopes[i]
+		k := scopeDIE[i]
+		for hops := 0; k >= 0 && hops < 16; hops++ {
+			n := &info[k]
+			if s.Name == "" {
+				s.Name = n.name
+			}
+			if s.LinkageName == "" {
+				s.LinkageName = n.linkage
+			}
+			if s.DeclFile == nil {
+				s.DeclFile = n.declFile
+			}
+			if s.DeclFile == noFile {
+				s.DeclFile = nil
+			}
+			if s.DeclLine == 0 {
+				s.DeclLine = n.declLine
+			}
+			k = -1
+			if n.origin != 0 {
+				if o, ok := dies[n.origin]; ok {
+					k = o
+				}
+			}
+		}
+	}
+	x.finish(spans, units)
+	return x, nil
+}
+
+// finish builds the two address partitions: at each address, the
+// latest scope in DIE order whose ranges hold it (DIEs come before
+// their children), and whether some unit holds it.
+func (x *Inlines) finish(spans, units []span) {
+	starts, owner := partition(spans)
+	x.starts, x.owner = addrindex.New(starts), owner
+	ustarts, uowner := partition(units)
+	x.units = addrindex.New(ustarts)
+	x.inUnit = make([]bool, len(uowner))
+	for i, o := range uowner {
+		x.inUnit[i] = o >= 0
+	}
+}
+
+// partition splits the address space at every span boundary and gives
+// each piece the highest id of the spans holding it (-1 for none).
+func partition(spans []span) ([]uint64, []int32) {
+	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.lo, b.lo) })
+	var bounds []uint64
+	for _, s := range spans {
+		bounds = append(bounds, s.lo, s.hi)
+	}
+	slices.Sort(bounds)
+	bounds = slices.Compact(bounds)
+	var starts []uint64
+	var owner []int32
+	var active spanHeap
+	next := 0
+	for _, b := range bounds {
+		for next < len(spans) && spans[next].lo <= b {
+			heap.Push(&active, spans[next])
+			next++
+		}
+		// Spans ending at or below b but hidden under a higher id
+		// stay in the heap until they surface.
+		id := int32(-1)
+		for active.Len() > 0 {
+			if top := active[0]; top.hi > b {
+				id = top.id
+				break
+			}
+			heap.Pop(&active)
+		}
+		if len(owner) > 0 && owner[len(owner)-1] == id {
+			continue
+		}
+		starts, owner = append(starts, b), append(owner, id)
+	}
+	return starts, owner
+}
+
+func intVal(e *dwarf.Entry, a dwarf.Attr) int {
+	v, _ := e.Val(a).(int64)
+	return int(v)
+}
+
+// spanHeap is a max-heap by id.
+type spanHeap []span
+
+func (h spanHeap) Len() int           { return len(h) }
+func (h spanHeap) Less(i, j int) bool { return h[i].id > h[j].id }
+func (h spanHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *spanHeap) Push(v any)        { *h = append(*h, v.(span)) }
+func (h *spanHeap) Pop() any {
+	old := *h
+	v := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return v
+}

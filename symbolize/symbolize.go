@@ -1,0 +1,230 @@
+// Package symbolize answers an address of an ELF file with its source
+// frames, as a symbolizer does, and names code in any fragment of a split
+// function by its logical function.
+//
+// Frames are what llvm-symbolizer reports (LLVM's DIInliningInfo): the
+// chain of DWARF inlined subroutines holding the address (DWARF 5,
+// section 3.3.8, whose ranges may lie in several fragments), innermost
+// first, each at its caller's DW_AT_call_file, DW_AT_call_line and
+// DW_AT_call_column, and outermost the subprogram, named from the ELF
+// symbol table. Where llvm-symbolizer names an address in foo.cold by the
+// symbol foo.cold, a Module names it foo, the procedure (package
+// splitinfo) whose fragment holds it; everything else is as
+// llvm-symbolizer 22 computes it, so that its output formats (format.go)
+// can be reproduced byte for byte.
+//
+// Answer is the combined answer of "splitdbg addr": the procedure,
+// fragment, logical offset, basic block and source position of one
+// address.
+package symbolize
+
+import (
+	"github.com/ianlancetaylor/demangle"
+
+	"github.com/splitdbg/splitdbg/internal/elfx"
+	"github.com/splitdbg/splitdbg/linetable"
+	"github.com/splitdbg/splitdbg/splitinfo"
+)
+
+// Module is one ELF file ready for lookups. It is immutable and safe
+// for concurrent use.
+type Module struct {
+	lines   *linetable.Table
+	inlines *linetable.Inlines
+	syms    symtab
+}
+
+// Open reads the ELF file at path.
+func Open(path string) (*Module, error) {
+	return elfx.OpenWith(path, FromELF)
+}
+
+// FromELF reads f: its procedures, line table, inline scopes and symbol
+// table.
+func FromELF(f *elfx.File) (*Module, error) {
+	procs, err := splitinfo.FromELF(f)
+	if err != nil {
+		return nil, err
+	}
+	lines, err := linetable.FromELF(f, procs)
+	if err != nil {
+		return nil, err
+	}
+	inl, err := linetable.NewInlines(f)
+	if err != nil {
+		return nil, err
+	}
+	syms, err := readSymtab(f)
+	if err != nil {
+		return nil, err
+	}
+	return &Module{lines: lines, inlines: inl, syms: syms}, nil
+}
+
+// Lines returns the module's line table.
+func (m *Module) Lines() *linetable.Table { return m.lines }
+
+// Procs returns the module's procedures.
+func (m *Module) Procs() *splitinfo.Table { return m.lines.Procs() }
+
+// FunctionNames says which name a frame gives its function
+// (llvm-symbolizer's --functions).
+type FunctionNames uint8
+
+const (
+	LinkageNames FunctionNames = iota // the symbol or DW_AT_linkage_name
+	ShortNames                        // DW_AT_name
+	NoNames                           // no function names
+)
+
+// Options select what a lookup reports.
+type Options struct {
+	Functions FunctionNames
+	// Inlines reports the whole inline chain; without it, one frame: the
+	// innermost function's name at the address's position.
+	Inlines bool
+	// Demangle demangles C++ and Rust names.
+	Demangle bool
+	// Paths selects the form of file names.
+	Paths linetable.PathStyle
+}
+
+// Frame is one source frame of an address.
+type Frame struct {
+	Function      string // "" if unknown
+	File          string // "" if unknown
+	Line, Column  int
+	Discriminator int
+	// StartFile and StartLine are the function's declaration; StartAddr
+	// its first address, if HasStartAddr.
+	StartFile    string
+	StartLine    int
+	StartAddr    uint64
+	HasStartAddr bool
+}
+
+// Frames appends the frames of addr to dst, innermost first, and returns
+// the extended slice. With Inlines it appends at least one frame. It
+// allocates only to grow dst and to demangle.
+func (m *Module) Frames(dst []Frame, addr uint64, o *Options) []Frame {
+	base := len(dst)
+	if m.inlines.InUnit(addr) {
+		dst = m.dwarfFrames(dst, addr, o)
+	}
+	noDWARF := len(dst) == base
+	if noDWARF {
+		dst = append(dst, Frame{})
+	}
+	outer := &dst[len(dst)-1]
+	if !o.Inlines {
+		outer = &dst[base]
+	}
+	m.nameOutermost(outer, addr, o, noDWARF)
+	if o.Demangle {
+		for i := base; i < len(dst); i++ {
+			dst[i].Function = demangleName(dst[i].Function)
+		}
+	}
+	return dst
+}
+
+// dwarfFrames appends addr's frames from DWARF: the scopes holding it,
+// or with none only its line-table position.
+func (m *Module) dwarfFrames(dst []Frame, addr uint64, o *Options) []Frame {
+	base := len(dst)
+	var prev *linetable.Scope
+	m.inlines.Chain(addr, func(s *linetable.Scope) bool {
+		f := Frame{Function: scopeName(s, o.Functions), StartFile: s.DeclFile.Name(o.Paths), StartLine: s.DeclLine,
+			StartAddr: s.LowPC, HasStartAddr: s.HasLowPC}
+		if prev == nil {
+			m.position(&f, addr, o)
+		} else {
+			f.File = prev.CallFile.Name(o.Paths)
+			f.Line, f.Column, f.Discriminator = prev.CallLine, prev.CallColumn, prev.CallDiscriminator
+		}
+		dst = append(dst, f)
+		prev = s
+		return o.Inlines
+	})
+	if len(dst) == base {
+		var f Frame
+		if m.position(&f, addr, o) {
+			dst = append(dst, f)
+		}
+	}
+	return dst
+}
+
+// position sets f's file, line, column and discriminator from the line
+// table.
+func (m *Module) position(f *Frame, addr uint64, o *Options) bool {
+	li, ok := m.lines.LineInfo(addr)
+	if !ok {
+		return false
+	}
+	f.File = li.File
+	if li.Names != nil {
+		f.File = li.Names.Name(o.Paths)
+	}
+	f.Line, f.Column, f.Discriminator = li.Line, li.Column, li.Discriminator
+	return true
+}
+
+func scopeName(s *linetable.Scope, k FunctionNames) string {
+	switch k {
+	case LinkageNames:
+		if s.LinkageName != "" {
+			return s.LinkageName
+		}
+		return s.Name
+	case ShortNames:
+		return s.Name
+	}
+	return ""
+}
+
+// nameOutermost names the outermost frame: with linkage names from the
+// symbol table, by the symbol holding addr, or for an address in a
+// moved fragment of a split procedure by the symbol at the procedure's
+// entry; with short names by the procedure's DWARF name where DWARF
+// gives none. Where DWARF gives no frame at all (noDWARF), the STT_FILE
+// of a local symbol holding addr is the frame's file.
+func (m *Module) nameOutermost(f *Frame, addr uint64, o *Options, noDWARF bool) {
+	var proc *splitinfo.Proc
+	if loc, ok := m.lines.Procs().Lookup(addr); ok && loc.Frag > 0 {
+		proc = loc.Proc
+	}
+	switch o.Functions {
+	case LinkageNames:
+		s := m.syms.at(addr)
+		if s == nil {
+			return
+		}
+		// Where DWARF has no frame, a local symbol's file stands in.
+		if noDWARF && s.file != "" {
+			f.File = s.file
+		}
+		if proc != nil {
+			if e := m.syms.at(proc.Entry); e != nil && e.addr == proc.Entry {
+				s = e
+			}
+		}
+		f.Function, f.StartAddr, f.HasStartAddr = s.name, s.addr, true
+	case ShortNames:
+		if proc != nil && f.Function == "" {
+			f.Function = proc.SourceName
+		}
+	}
+}
+
+// demangleName demangles an Itanium C++ or Rust name as LLVM does, and
+// returns any other name unchanged.
+func demangleName(name string) string {
+	if len(name) < 2 || name[0] != '_' {
+		return name
+	}
+	if out, err := demangle.ToString(name, demangle.LLVMStyle); err == nil {
+		return out
+	}
+	return name
+}
