@@ -108,7 +108,7 @@ func TestBBAddrMapContract(t *testing.T) {
 			for _, e := range rm["entries"].([]any) {
 				em := e.(map[string]any)
 				has(name+" entry", em, "id", "offset", "size", "metadata", "callsite_end_offsets", "hash")
-				has(name+" metadata", em["metadata"].(map[string]any), metadataKeys[:]...)
+				has(name+" metadata", em["metadata"].(map[string]any), "has_return", "has_tail_call", "is_eh_pad", "can_fall_through", "has_indirect_branch")
 			}
 		}
 		pgo := f["pgo"].(map[string]any)
