@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -95,61 +93,13 @@ its function. JSON: {"module_hash","profile_type","functions":[{"name",
 	},
 }
 
-// mipFileType returns the file type of a MIP file, 0 if data does not
-// start with the MIP magic.
-func mipFileType(data []byte) mip.FileType {
-	if len(data) < 8 || !bytes.Equal(data[:4], mip.Magic[:]) {
-		return 0
-	}
-	return mip.FileType(uint16(data[6]) | uint16(data[7])<<8)
-}
-
-// readMap reads the map of an instrumented ELF file or a .mipmap file.
-func readMap(path string) (*mip.Map, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	if ft := mipFileType(data); ft != 0 {
-		m, err := mip.DecodeMap(data)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		return m, nil
-	}
-	b, err := mip.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	if b.Map == nil {
-		return nil, fmt.Errorf("%s: no %s section (give the map extracted from it)", path, mip.MapSection)
-	}
-	return b.Map, nil
-}
-
-func readProfile(path string) (*mip.Profile, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	p, err := mip.DecodeProfile(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return p, nil
-}
-
-func writeProfile(path string, p *mip.Profile) error {
-	return os.WriteFile(path, mip.AppendProfile(nil, p), 0o644)
-}
-
 func mipCreate(w io.Writer, path, out string) error {
-	m, err := readMap(path)
+	m, err := mip.ReadMap(path)
 	if err != nil {
 		return err
 	}
 	p := mip.NewProfile(m)
-	if err := writeProfile(out, p); err != nil {
+	if err := os.WriteFile(out, mip.AppendProfile(nil, p), 0o644); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "%s: empty profile of %d functions (module hash %#08x, profile type %#x %v)\n",
@@ -158,7 +108,7 @@ func mipCreate(w io.Writer, path, out string) error {
 }
 
 func mipMerge(w io.Writer, base string, inputs []string, out string) error {
-	p, err := readProfile(base)
+	p, err := mip.ReadProfile(base)
 	if err != nil {
 		return err
 	}
@@ -168,77 +118,23 @@ func mipMerge(w io.Writer, base string, inputs []string, out string) error {
 		if err != nil {
 			return err
 		}
-		if mipFileType(data) == mip.ProfileFile {
-			o, err := mip.DecodeProfile(data)
-			if err == nil {
-				p, err = p.Merge(o)
-			}
-			if err != nil {
-				return fmt.Errorf("%s: %w", in, err)
-			}
-			profiles++
-			continue
-		}
-		r, err := mip.DecodeRaw(data)
-		if err == nil {
-			p, err = p.MergeRaw(r)
-		}
-		if err != nil {
+		var isProfile bool
+		if p, isProfile, err = p.MergeFile(data); err != nil {
 			return fmt.Errorf("%s: %w", in, err)
 		}
-		raws++
+		if isProfile {
+			profiles++
+		} else {
+			raws++
+		}
 	}
-	if err := writeProfile(out, p); err != nil {
+	if err := os.WriteFile(out, mip.AppendProfile(nil, p), 0o644); err != nil {
 		return err
 	}
-	covered, blocks, coveredBlocks := 0, 0, 0
-	for i := range p.Funcs {
-		f := &p.Funcs[i]
-		if f.Covered() {
-			covered++
-		}
-		for _, b := range f.Blocks {
-			blocks++
-			if b.Covered {
-				coveredBlocks++
-			}
-		}
-	}
+	covered, blocks, coveredBlocks := p.Tally()
 	fmt.Fprintf(w, "%s: merged %d raw profiles and %d profiles: %d of %d functions and %d of %d non-entry blocks covered\n",
 		out, raws, profiles, covered, len(p.Funcs), coveredBlocks, blocks)
 	return nil
-}
-
-type mipShowJSON struct {
-	ModuleHash  uint32        `json:"module_hash"`
-	ProfileType uint32        `json:"profile_type"`
-	Functions   []mipFuncJSON `json:"functions"`
-}
-
-type mipFuncJSON struct {
-	Name         string         `json:"name"`
-	Covered      bool           `json:"covered"`
-	MergeCount   uint32         `json:"merge_count"`
-	CallCount    uint64         `json:"call_count"`
-	TimestampSum uint64         `json:"timestamp_sum"`
-	Size         uint32         `json:"size"`
-	CFGSignature uint32         `json:"cfg_signature"`
-	Signature    uint64         `json:"signature"`
-	RawOffset    uint32         `json:"raw_offset"`
-	FuncOffset   int32          `json:"func_offset"`
-	Addr         *uint64        `json:"addr,omitempty"`
-	File         string         `json:"file,omitempty"`
-	Line         int            `json:"line,omitempty"`
-	Blocks       []mipBlockJSON `json:"blocks"`
-}
-
-type mipBlockJSON struct {
-	Index   int     `json:"index"`
-	Offset  uint32  `json:"offset"`
-	Covered bool    `json:"covered"`
-	Addr    *uint64 `json:"addr,omitempty"`
-	File    string  `json:"file,omitempty"`
-	Line    int     `json:"line,omitempty"`
 }
 
 // mipBinary is what show learns from the instrumented binary.
@@ -282,98 +178,27 @@ func openMIPBinary(path string, p *mip.Profile) (*mipBinary, error) {
 }
 
 func mipShow(w io.Writer, path, binPath string, asJSON, coveredOnly bool) error {
-	p, err := readProfile(path)
+	p, err := mip.ReadProfile(path)
 	if err != nil {
 		return err
 	}
-	var bin *mipBinary
-	if binPath != "" {
-		if bin, err = openMIPBinary(binPath, p); err != nil {
+	var r *mip.Report
+	if binPath == "" {
+		r = p.Report(coveredOnly, 0, nil)
+	} else {
+		bin, err := openMIPBinary(binPath, p)
+		if err != nil {
 			return err
 		}
+		r = p.Report(coveredOnly, bin.rawAddr, func(addr uint64) (string, int, bool) {
+			pos, ok := bin.lines.PC(addr)
+			return pos.File, pos.Line, ok
+		})
 	}
-	at := func(addr uint64) (*uint64, string, int) {
-		if bin == nil {
-			return nil, "", 0
-		}
-		if pos, ok := bin.lines.PC(addr); ok {
-			return &addr, pos.File, pos.Line
-		}
-		return &addr, "", 0
+	if !asJSON {
+		return r.WriteText(w)
 	}
-	doc := mipShowJSON{ModuleHash: p.ModuleHash, ProfileType: uint32(p.ProfileType), Functions: []mipFuncJSON{}}
-	for i := range p.Funcs {
-		f := &p.Funcs[i]
-		if coveredOnly && !f.Covered() {
-			continue
-		}
-		jf := mipFuncJSON{Name: f.Name, Covered: f.Covered(), MergeCount: f.MergeCount, CallCount: f.CallCount,
-			TimestampSum: f.TimestampSum, Size: f.Size, CFGSignature: f.CFGSignature, Signature: f.Signature,
-			RawOffset: f.RawOffset, FuncOffset: int32(f.FuncOffset), Blocks: []mipBlockJSON{}}
-		var entry uint64
-		if bin != nil {
-			entry = f.Addr(bin.rawAddr)
-			jf.Addr, jf.File, jf.Line = at(entry)
-		}
-		for k, b := range f.Blocks {
-			if coveredOnly && !b.Covered {
-				continue
-			}
-			jb := mipBlockJSON{Index: k + 1, Offset: b.Offset, Covered: b.Covered}
-			if bin != nil {
-				jb.Addr, jb.File, jb.Line = at(mip.BlockAddr(entry, b.Offset))
-			}
-			jf.Blocks = append(jf.Blocks, jb)
-		}
-		doc.Functions = append(doc.Functions, jf)
-	}
-	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(doc)
-	}
-	return writeMIPText(w, p, doc)
-}
-
-func writeMIPText(w io.Writer, p *mip.Profile, doc mipShowJSON) error {
-	bw := bufio.NewWriter(w)
-	covered := 0
-	for i := range p.Funcs {
-		if p.Funcs[i].Covered() {
-			covered++
-		}
-	}
-	fmt.Fprintf(bw, "module hash %#08x, profile type %#x (%v): %d of %d functions covered\n",
-		p.ModuleHash, uint32(p.ProfileType), p.ProfileType, covered, len(p.Funcs))
-	counts := p.ProfileType.Counts()
-	state := func(c bool) string {
-		if c {
-			return "covered"
-		}
-		return "not covered"
-	}
-	where := func(addr *uint64, rel string) string {
-		if addr != nil {
-			return fmt.Sprintf("%#x", *addr)
-		}
-		return rel
-	}
-	source := func(file string, line int) string {
-		if file == "" {
-			return ""
-		}
-		return fmt.Sprintf("  %s:%d", file, line)
-	}
-	for _, f := range doc.Functions {
-		fmt.Fprintf(bw, "%s  %s  size %d  %s  merges %d", orNone(f.Name),
-			where(f.Addr, fmt.Sprintf("%s%+#x", mip.RawSection, f.FuncOffset)), f.Size, state(f.Covered), f.MergeCount)
-		if counts {
-			fmt.Fprintf(bw, "  calls %d  timestamps %d", f.CallCount, f.TimestampSum)
-		}
-		fmt.Fprintf(bw, "%s\n", source(f.File, f.Line))
-		for _, b := range f.Blocks {
-			fmt.Fprintf(bw, "  block %d  %s  %s%s\n", b.Index, where(b.Addr, fmt.Sprintf("+%#x", b.Offset)), state(b.Covered), source(b.File, b.Line))
-		}
-	}
-	return bw.Flush()
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
 }
