@@ -1,7 +1,6 @@
 package main
 
 import (
-	"debug/elf"
 	"flag"
 	"fmt"
 	"os"
@@ -72,13 +71,7 @@ func emitSections(path string) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	pcUnit := 1
-	switch f.Machine {
-	case elf.EM_X86_64, elf.EM_386:
-	default:
-		pcUnit = 4 // fixed-width instruction sets
-	}
-	prog, err := lines.AppendESL(nil, pcUnit)
+	prog, err := lines.AppendESL(nil, esl.PCUnit(f.Machine))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

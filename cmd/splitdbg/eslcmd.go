@@ -42,75 +42,28 @@ scan).`,
 			if err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)
 			}
-			var procs []esl.Proc
+			var l esl.Listing
 			if len(args) == 2 {
 				entry, err := linetable.ParseAddr(args[1])
 				if err != nil {
 					return usagef("%v", err)
 				}
-				p, ok, err := t.Find(entry)
-				if err != nil {
-					return fmt.Errorf("%s: %w", args[0], err)
-				}
-				if !ok {
+				var ok bool
+				if l, ok, err = t.ListEntry(entry); err == nil && !ok {
 					return fmt.Errorf("%s: no procedure at %#x in %s", args[0], entry, esl.SectionName)
 				}
-				procs = append(procs, p)
 			} else {
-				for p, err := range t.Procs() {
-					if err != nil {
-						return fmt.Errorf("%s: %w", args[0], err)
-					}
-					procs = append(procs, p)
-				}
+				l, err = t.List()
 			}
-			type jsonRow struct {
-				Addr        uint64 `json:"addr"`
-				File        string `json:"file"`
-				Line        uint32 `json:"line"`
-				Column      uint32 `json:"column"`
-				IsStmt      bool   `json:"is_stmt"`
-				EndSequence bool   `json:"end_sequence,omitempty"`
+			if err != nil {
+				return fmt.Errorf("%s: %w", args[0], err)
 			}
-			type jsonProc struct {
-				Entry uint64    `json:"entry"`
-				Rows  []jsonRow `json:"rows"`
+			if !*asJSON {
+				return l.WriteText(c.stdout)
 			}
-			var out []jsonProc
-			for _, p := range procs {
-				jp := jsonProc{Entry: p.Entry(), Rows: []jsonRow{}}
-				for r, err := range p.Rows() {
-					if err != nil {
-						return fmt.Errorf("%s: %w", args[0], err)
-					}
-					jr := jsonRow{Addr: r.Address, Line: r.Line, Column: r.Column, IsStmt: r.IsStmt, EndSequence: r.EndSequence}
-					if !r.EndSequence && int(r.File) < len(p.Files) {
-						jr.File = p.Files[r.File]
-					}
-					jp.Rows = append(jp.Rows, jr)
-				}
-				out = append(out, jp)
-			}
-			if *asJSON {
-				enc := json.NewEncoder(c.stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(out)
-			}
-			for _, p := range out {
-				fmt.Fprintf(c.stdout, "procedure %#x\n", p.Entry)
-				for _, r := range p.Rows {
-					if r.EndSequence {
-						fmt.Fprintf(c.stdout, "  %#x  end of fragment\n", r.Addr)
-						continue
-					}
-					stmt := ""
-					if r.IsStmt {
-						stmt = " stmt"
-					}
-					fmt.Fprintf(c.stdout, "  %#x  %s:%d:%d%s\n", r.Addr, r.File, r.Line, r.Column, stmt)
-				}
-			}
-			return nil
+			enc := json.NewEncoder(c.stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(l)
 		}
 	},
 }
