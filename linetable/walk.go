@@ -2,6 +2,7 @@ package linetable
 
 import (
 	"cmp"
+	"fmt"
 	"iter"
 	"slices"
 
@@ -158,4 +159,34 @@ func (t *Table) keyedRows(p *splitinfo.Proc) ([]keyedRow, bool) {
 		return cmp.Compare(t.rows[a.row].addr, t.rows[b.row].addr)
 	})
 	return out, true
+}
+
+// WalkRow is a row of a logical walk as `splitdbg lines` prints it; its
+// JSON is the command's: {"addr","file","line","column","is_stmt",
+// "fragment"}, fragment the index in logical order (0 is the entry).
+type WalkRow struct {
+	Addr     uint64 `json:"addr"`
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+	Column   int    `json:"column"`
+	IsStmt   bool   `json:"is_stmt"`
+	Fragment int    `json:"fragment"`
+}
+
+// WalkRows returns the rows of Walk(p), never nil.
+func (t *Table) WalkRows(p *splitinfo.Proc) []WalkRow {
+	rows := []WalkRow{}
+	for pos := range t.Walk(p) {
+		rows = append(rows, WalkRow{pos.Addr, pos.File, pos.Line, pos.Column, pos.IsStmt, pos.Frag})
+	}
+	return rows
+}
+
+// AppendText appends r as `splitdbg lines` lists it, one line.
+func (r WalkRow) AppendText(b []byte) []byte {
+	b = fmt.Appendf(b, "%#x  %s:%d:%d  fragment %d", r.Addr, r.File, r.Line, r.Column, r.Fragment)
+	if r.IsStmt {
+		b = append(b, " stmt"...)
+	}
+	return append(b, '\n')
 }

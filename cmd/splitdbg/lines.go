@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"flag"
-	"fmt"
 
 	"github.com/splitdbg/splitdbg/linetable"
 )
@@ -33,31 +32,18 @@ FILE:FUNC to pick one of several static functions.`,
 			if err != nil {
 				return err
 			}
-			type jsonRow struct {
-				Addr     uint64 `json:"addr"`
-				File     string `json:"file"`
-				Line     int    `json:"line"`
-				Column   int    `json:"column"`
-				IsStmt   bool   `json:"is_stmt"`
-				Fragment int    `json:"fragment"`
-			}
-			rows := []jsonRow{}
-			for pos := range t.Walk(p) {
-				rows = append(rows, jsonRow{pos.Addr, pos.File, pos.Line, pos.Column, pos.IsStmt, pos.Frag})
-			}
+			rows := t.WalkRows(p)
 			if *asJSON {
 				enc := json.NewEncoder(c.stdout)
 				enc.SetIndent("", "  ")
 				return enc.Encode(rows)
 			}
+			var b []byte
 			for _, r := range rows {
-				stmt := ""
-				if r.IsStmt {
-					stmt = " stmt"
-				}
-				fmt.Fprintf(c.stdout, "%#x  %s:%d:%d  fragment %d%s\n", r.Addr, r.File, r.Line, r.Column, r.Fragment, stmt)
+				b = r.AppendText(b)
 			}
-			return nil
+			_, err = c.stdout.Write(b)
+			return err
 		}
 	},
 }
