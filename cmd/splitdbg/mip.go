@@ -8,9 +8,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/splitdbg/splitdbg/internal/elfx"
 	"github.com/splitdbg/splitdbg/linetable"
-	"github.com/splitdbg/splitdbg/splitinfo"
 	"github.com/splitdbg/splitdbg/splitinfo/mip"
 )
 
@@ -137,46 +135,6 @@ func mipMerge(w io.Writer, base string, inputs []string, out string) error {
 	return nil
 }
 
-// mipBinary is what show learns from the instrumented binary.
-type mipBinary struct {
-	rawAddr uint64
-	lines   *linetable.Table
-}
-
-// openMIPBinary checks that the instrumented binary at path is the one p
-// was made for, and builds its line table, from one mapping of the file.
-func openMIPBinary(path string, p *mip.Profile) (*mipBinary, error) {
-	return elfx.OpenWith(path, func(f *elfx.File) (*mipBinary, error) {
-		b, err := mip.FromELF(f)
-		if errors.Is(err, mip.ErrNoMIP) {
-			return nil, fmt.Errorf("%s: no %s section: not an instrumented binary", path, mip.RawSection)
-		}
-		if err != nil {
-			return nil, err
-		}
-		if !b.HasRaw {
-			return nil, fmt.Errorf("%s: no %s section: no function addresses", path, mip.RawSection)
-		}
-		if b.Map != nil {
-			if err := p.CheckMap(b.Map); err != nil {
-				return nil, fmt.Errorf("%s: the profile is not of this binary: %w", path, err)
-			}
-		} else if b.Raw != nil && (b.Raw.ModuleHash != p.ModuleHash || b.Raw.ProfileType != p.ProfileType) {
-			return nil, fmt.Errorf("%s: the profile is not of this binary: %w: module hash %#08x and profile type %#x, the profile %#08x and %#x",
-				path, mip.ErrMismatch, b.Raw.ModuleHash, uint32(b.Raw.ProfileType), p.ModuleHash, uint32(p.ProfileType))
-		}
-		procs, err := splitinfo.FromELF(f)
-		if err != nil {
-			return nil, err
-		}
-		lt, err := linetable.FromELF(f, procs)
-		if err != nil {
-			return nil, err
-		}
-		return &mipBinary{rawAddr: b.RawAddr, lines: lt}, nil
-	})
-}
-
 func mipShow(w io.Writer, path, binPath string, asJSON, coveredOnly bool) error {
 	p, err := mip.ReadProfile(path)
 	if err != nil {
@@ -186,12 +144,22 @@ func mipShow(w io.Writer, path, binPath string, asJSON, coveredOnly bool) error 
 	if binPath == "" {
 		r = p.Report(coveredOnly, 0, nil)
 	} else {
-		bin, err := openMIPBinary(binPath, p)
+		bin, err := mip.Open(binPath)
+		if errors.Is(err, mip.ErrNoMIP) {
+			return fmt.Errorf("%s: no %s section: not an instrumented binary", binPath, mip.RawSection)
+		}
 		if err != nil {
 			return err
 		}
-		r = p.Report(coveredOnly, bin.rawAddr, func(addr uint64) (string, int, bool) {
-			pos, ok := bin.lines.PC(addr)
+		if err := bin.CheckProfile(p); err != nil {
+			return fmt.Errorf("%s: %w", binPath, err)
+		}
+		lines, err := linetable.Open(binPath)
+		if err != nil {
+			return err
+		}
+		r = p.Report(coveredOnly, bin.RawAddr, func(addr uint64) (string, int, bool) {
+			pos, ok := lines.PC(addr)
 			return pos.File, pos.Line, ok
 		})
 	}

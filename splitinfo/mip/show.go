@@ -205,3 +205,22 @@ func (c *Report) WriteText(w io.Writer) error {
 	}
 	return bw.Flush()
 }
+
+// CheckProfile checks that p was made for the instrumented binary b and
+// that b locates functions: b has a raw section, and its map (or, when
+// the map was extracted, its raw section's header) matches p. The error
+// wraps ErrMismatch when p is of another build.
+func (b *Binary) CheckProfile(p *Profile) error {
+	switch {
+	case !b.HasRaw:
+		return fmt.Errorf("no %s section: no function addresses", RawSection)
+	case b.Map != nil:
+		if err := p.CheckMap(b.Map); err != nil {
+			return fmt.Errorf("the profile is not of this binary: %w", err)
+		}
+	case b.Raw != nil && (b.Raw.ModuleHash != p.ModuleHash || b.Raw.ProfileType != p.ProfileType):
+		return fmt.Errorf("the profile is not of this binary: %w: module hash %#08x and profile type %#x, the profile %#08x and %#x",
+			ErrMismatch, b.Raw.ModuleHash, uint32(b.Raw.ProfileType), p.ModuleHash, uint32(p.ProfileType))
+	}
+	return nil
+}
