@@ -5,6 +5,7 @@ import (
 	"flag"
 	"io"
 
+	"github.com/splitdbg/splitdbg/internal/jsonw"
 	"github.com/splitdbg/splitdbg/linetable"
 	"github.com/splitdbg/splitdbg/splitinfo/bat"
 )
@@ -72,7 +73,6 @@ their distance from it. ADDR is hexadecimal with 0x, or decimal.`,
 				return t.Print(c.stdout, *asJSON)
 			}
 			w := &batWriter{w: bufio.NewWriterSize(c.stdout, 64<<10), t: t, json: *asJSON, branch: *branch}
-			w.begin()
 			if stream {
 				err = w.stream(c.stdin)
 			} else {
@@ -95,22 +95,13 @@ type batWriter struct {
 	t      *bat.Table
 	json   bool
 	branch bool
-	n      int
+	arr    jsonw.Array
 	buf    []byte
-}
-
-func (a *batWriter) begin() {
-	if a.json {
-		a.w.WriteString("[")
-	}
 }
 
 func (a *batWriter) end() {
 	if a.json {
-		if a.n > 0 {
-			a.w.WriteString("\n")
-		}
-		a.w.WriteString("]\n")
+		a.w.Write(append(a.arr.End(a.buf[:0]), '\n'))
 	}
 }
 
@@ -131,10 +122,8 @@ func (a *batWriter) stream(in io.Reader) error {
 func (a *batWriter) write(addr uint64) {
 	b := a.buf[:0]
 	if a.json {
-		b = append(b, ",\n"[1-min(a.n, 1):]...)
+		b = append(a.arr.Elem(b), '\n')
 	}
-	b = a.t.AppendTranslation(b, addr, a.branch, a.json)
-	a.w.Write(b)
-	a.buf = b
-	a.n++
+	a.buf = a.t.AppendTranslation(b, addr, a.branch, a.json)
+	a.w.Write(a.buf)
 }

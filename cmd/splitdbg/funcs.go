@@ -5,6 +5,7 @@ import (
 	"flag"
 	"io"
 
+	"github.com/splitdbg/splitdbg/internal/jsonw"
 	"github.com/splitdbg/splitdbg/splitinfo"
 )
 
@@ -45,27 +46,17 @@ func writeFuncs(w io.Writer, t *splitinfo.Table, all, asJSON bool) error {
 	}
 	bw := bufio.NewWriterSize(w, 256<<10)
 	var buf []byte
-	n := 0
-	if asJSON {
-		bw.WriteString("[")
-	}
+	var arr jsonw.Array
 	for p := range procs {
-		switch {
-		case !asJSON:
+		if asJSON {
+			buf = p.AppendJSON(arr.Elem(buf[:0]))
+		} else {
 			buf = p.AppendText(buf[:0])
-		case n > 0:
-			buf = p.AppendJSON(append(buf[:0], ','))
-		default:
-			buf = p.AppendJSON(buf[:0])
 		}
 		bw.Write(buf)
-		n++
-	}
-	if asJSON && n > 0 {
-		bw.WriteString("\n")
 	}
 	if asJSON {
-		bw.WriteString("]\n")
+		bw.Write(append(arr.End(buf[:0]), '\n'))
 	}
 	return bw.Flush()
 }

@@ -83,3 +83,28 @@ func Uints[T ~uint8 | ~uint16 | ~uint32 | ~uint64](b []byte, prefix string, vs [
 	}
 	return append(b, ']')
 }
+
+// Array frames a JSON array streamed one element at a time, each element
+// starting on its own line: the array opens with its first element, so
+// that output that fails before any element has written nothing.
+type Array struct{ n int }
+
+// Elem appends what goes before the next element, "[" or ",".
+func (a *Array) Elem(b []byte) []byte {
+	a.n++
+	if a.n == 1 {
+		return append(b, '[')
+	}
+	return append(b, ',')
+}
+
+// End appends the array's end: "\n]" after elements, "[]" for none.
+func (a *Array) End(b []byte) []byte {
+	if a.n == 0 {
+		return append(b, "[]"...)
+	}
+	return append(b, "\n]"...)
+}
+
+// Len returns the number of elements so far.
+func (a *Array) Len() int { return a.n }

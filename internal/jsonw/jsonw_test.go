@@ -42,3 +42,23 @@ func FuzzString(f *testing.F) {
 		}
 	})
 }
+
+func TestArray(t *testing.T) {
+	for n := range 3 {
+		var a Array
+		var b []byte
+		want := make([]int, n)
+		for i := range n {
+			b = Int(append(a.Elem(b), '\n'), "", int64(i))
+			want[i] = i
+		}
+		b = a.End(b)
+		var got []int
+		if err := json.Unmarshal(b, &got); err != nil || len(got) != n || a.Len() != n {
+			t.Errorf("%d elements: %q, %v (Len %d)", n, b, err, a.Len())
+		}
+		if n == 0 && string(b) != "[]" || n == 2 && string(b) != "[\n0,\n1\n]" {
+			t.Errorf("%d elements: %q", n, b)
+		}
+	}
+}

@@ -47,33 +47,29 @@ func (t *Table) Print(w io.Writer, asJSON bool) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	var b []byte
 	for i, table := range [2]func(func(*Func) bool){t.Hot(), t.Cold()} {
+		var arr jsonw.Array
 		switch {
 		case asJSON:
-			bw.WriteString([]string{`{"hot":[`, `],"cold":[`}[i])
+			bw.WriteString([]string{`{"hot":`, `,"cold":`}[i])
 		case i == 0:
 			fmt.Fprintf(bw, "hot table: %d functions\n", t.NumHot())
 		default:
 			fmt.Fprintf(bw, "cold table: %d fragments\n", t.NumCold())
 		}
-		n := 0
 		for f := range table {
-			switch {
-			case !asJSON:
+			if asJSON {
+				b = f.AppendJSON(append(arr.Elem(b[:0]), '\n'))
+			} else {
 				b = f.AppendText(b[:0])
-			case n > 0:
-				b = f.AppendJSON(append(b[:0], ",\n"...))
-			default:
-				b = f.AppendJSON(append(b[:0], '\n'))
 			}
 			bw.Write(b)
-			n++
 		}
-		if asJSON && n > 0 {
-			bw.WriteString("\n")
+		if asJSON {
+			bw.Write(arr.End(b[:0]))
 		}
 	}
 	if asJSON {
-		bw.WriteString("]}\n")
+		bw.WriteString("}\n")
 	}
 	return bw.Flush()
 }

@@ -19,7 +19,7 @@ type Printer struct {
 	names map[symKey]string // function symbols
 	codes map[symKey]string // any code symbol (text listing)
 	file  *elf.File
-	n     int
+	arr   jsonw.Array
 	buf   []byte
 }
 
@@ -60,11 +60,7 @@ func (p *Printer) AddSymbol(sec elf.SectionIndex, addr uint64, name string, isFu
 // fails to decode at once prints nothing. The caller flushes the writer.
 func (p *Printer) End() {
 	if p.json {
-		if p.n > 0 {
-			p.w.WriteString("\n]\n")
-		} else {
-			p.w.WriteString("[]\n")
-		}
+		p.w.Write(append(p.arr.End(p.buf[:0]), '\n'))
 	}
 }
 
@@ -94,21 +90,15 @@ func (p *Printer) Write(fn *Func) {
 		p.buf = p.appendText(p.buf[:0], fn)
 	}
 	p.w.Write(p.buf)
-	p.n++
 }
 
 func (p *Printer) appendJSON(b []byte, fn *Func) []byte {
-	if p.n > 0 {
-		b = append(b, ',')
-	} else {
-		b = append(b, '[')
-	}
+	b = p.arr.Elem(b)
 	var first *Range
 	if len(fn.Ranges) > 0 {
 		first = &fn.Ranges[0]
 	}
-	b = append(b, "\n{\"address\":"...)
-	b = strconv.AppendUint(b, fn.Addr(), 10)
+	b = jsonw.Uint(b, "\n{\"address\":", fn.Addr())
 	if p.rel && first != nil {
 		b = append(b, ",\"section\":"...)
 		b = jsonw.String(b, p.sectionName(first.Section))
@@ -119,10 +109,8 @@ func (p *Printer) appendJSON(b []byte, fn *Func) []byte {
 	} else {
 		b = append(b, `""`...)
 	}
-	b = append(b, ",\"version\":"...)
-	b = strconv.AppendUint(b, uint64(fn.Version), 10)
-	b = append(b, ",\"feature\":"...)
-	b = strconv.AppendUint(b, uint64(fn.Features), 10)
+	b = jsonw.Uint(b, `,"version":`, uint64(fn.Version))
+	b = jsonw.Uint(b, `,"feature":`, uint64(fn.Features))
 	b = append(b, ",\"ranges\":["...)
 	feat := fn.Features
 	for i := range fn.Ranges {
@@ -130,26 +118,21 @@ func (p *Printer) appendJSON(b []byte, fn *Func) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, "{\"base_address\":"...)
-		b = strconv.AppendUint(b, r.Addr, 10)
+		b = jsonw.Uint(b, `{"base_address":`, r.Addr)
 		if p.rel {
 			b = append(b, ",\"section\":"...)
 			b = jsonw.String(b, p.sectionName(r.Section))
 		}
-		b = append(b, ",\"num_blocks\":"...)
-		b = strconv.AppendUint(b, uint64(r.NumBlocks), 10)
+		b = jsonw.Uint(b, `,"num_blocks":`, uint64(r.NumBlocks))
 		b = append(b, ",\"entries\":["...)
 		for j := range r.Blocks {
 			bl := &r.Blocks[j]
 			if j > 0 {
 				b = append(b, ',')
 			}
-			b = append(b, "{\"id\":"...)
-			b = strconv.AppendUint(b, uint64(bl.ID), 10)
-			b = append(b, ",\"offset\":"...)
-			b = strconv.AppendUint(b, uint64(bl.Offset), 10)
-			b = append(b, ",\"size\":"...)
-			b = strconv.AppendUint(b, uint64(bl.Size), 10)
+			b = jsonw.Uint(b, `{"id":`, uint64(bl.ID))
+			b = jsonw.Uint(b, `,"offset":`, uint64(bl.Offset))
+			b = jsonw.Uint(b, `,"size":`, uint64(bl.Size))
 			b = append(b, ",\"metadata\":"...)
 			b = bl.Metadata.AppendJSON(b)
 			if feat&CallsiteEndOffsets != 0 {
@@ -163,8 +146,7 @@ func (p *Printer) appendJSON(b []byte, fn *Func) []byte {
 				b = append(b, ']')
 			}
 			if feat&BBHash != 0 {
-				b = append(b, ",\"hash\":"...)
-				b = strconv.AppendUint(b, bl.Hash, 10)
+				b = jsonw.Uint(b, `,"hash":`, bl.Hash)
 			}
 			b = append(b, '}')
 		}
@@ -183,8 +165,7 @@ func (p *Printer) appendPGOJSON(b []byte, fn *Func) []byte {
 	b = append(b, ",\"pgo\":{"...)
 	comma := false
 	if feat&FuncEntryCount != 0 {
-		b = append(b, "\"func_entry_count\":"...)
-		b = strconv.AppendUint(b, fn.FuncEntryCount, 10)
+		b = jsonw.Uint(b, `"func_entry_count":`, fn.FuncEntryCount)
 		comma = true
 	}
 	if feat&(BBFreq|BrProb) != 0 {
@@ -201,19 +182,16 @@ func (p *Printer) appendPGOJSON(b []byte, fn *Func) []byte {
 			b = append(b, '{')
 			c := false
 			if id, ok := ids.next(); ok {
-				b = append(b, "\"id\":"...)
-				b = strconv.AppendUint(b, uint64(id), 10)
+				b = jsonw.Uint(b, `"id":`, uint64(id))
 				c = true
 			}
 			if feat&BBFreq != 0 {
 				if c {
 					b = append(b, ',')
 				}
-				b = append(b, "\"frequency\":"...)
-				b = strconv.AppendUint(b, pb.Freq, 10)
+				b = jsonw.Uint(b, `"frequency":`, pb.Freq)
 				if feat&PostLinkCfg != 0 {
-					b = append(b, ",\"post_link_frequency\":"...)
-					b = strconv.AppendUint(b, uint64(pb.PostLinkFreq), 10)
+					b = jsonw.Uint(b, `,"post_link_frequency":`, uint64(pb.PostLinkFreq))
 				}
 				c = true
 			}
@@ -226,13 +204,10 @@ func (p *Printer) appendPGOJSON(b []byte, fn *Func) []byte {
 					if k > 0 {
 						b = append(b, ',')
 					}
-					b = append(b, "{\"id\":"...)
-					b = strconv.AppendUint(b, uint64(s.ID), 10)
-					b = append(b, ",\"probability\":"...)
-					b = strconv.AppendUint(b, uint64(s.Prob), 10)
+					b = jsonw.Uint(b, `{"id":`, uint64(s.ID))
+					b = jsonw.Uint(b, `,"probability":`, uint64(s.Prob))
 					if feat&PostLinkCfg != 0 {
-						b = append(b, ",\"post_link_frequency\":"...)
-						b = strconv.AppendUint(b, uint64(s.PostLinkFreq), 10)
+						b = jsonw.Uint(b, `,"post_link_frequency":`, uint64(s.PostLinkFreq))
 					}
 					b = append(b, '}')
 				}
@@ -280,8 +255,7 @@ func (m Metadata) AppendJSON(b []byte) []byte {
 		}
 		b = append(b, '"')
 		b = append(b, k...)
-		b = append(b, "\":"...)
-		b = strconv.AppendBool(b, m&(1<<i) != 0)
+		b = jsonw.Bool(b, `":`, m&(1<<i) != 0)
 	}
 	return append(b, '}')
 }
