@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"flag"
+	"fmt"
 	"io"
 
 	"github.com/splitdbg/splitdbg/internal/jsonw"
