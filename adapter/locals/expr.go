@@ -130,12 +130,10 @@ func (ev *evaluator) constant(x ast.Expr) (constant.Value, error) {
 
 // binaryOp applies op as Go would to untyped constants, but for integer
 // division, which truncates as in C.
-func binaryOp(op token.Token, a, b constant.Value) (val constant.Value, err error) {
-	defer func() {
-		if recover() != nil { // go/constant panics on mismatched operands
-			val, err = nil, fmt.Errorf("invalid operation: %s %s %s", a, op, b)
-		}
-	}()
+func binaryOp(op token.Token, a, b constant.Value) (constant.Value, error) {
+	if !operandsFit(op, a.Kind(), b.Kind()) {
+		return nil, fmt.Errorf("invalid operation: %s %s %s", a, op, b)
+	}
 	switch op {
 	case token.EQL, token.NEQ, token.LSS, token.LEQ, token.GTR, token.GEQ:
 		return constant.MakeBool(constant.Compare(a, op, b)), nil
@@ -154,6 +152,32 @@ func binaryOp(op token.Token, a, b constant.Value) (val constant.Value, err erro
 		}
 	}
 	return constant.BinaryOp(a, op, b), nil
+}
+
+// operandsFit reports whether Go defines op on untyped constants of kinds
+// a and b (The Go Programming Language Specification, "Operators"):
+// numbers of any kind mix, other kinds only with their own. go/constant
+// panics on many of the operations Go does not define.
+func operandsFit(op token.Token, a, b constant.Kind) bool {
+	num := func(k constant.Kind) bool { return k == constant.Int || k == constant.Float || k == constant.Complex }
+	if a != b && !(num(a) && num(b)) {
+		return false
+	}
+	switch op {
+	case token.EQL, token.NEQ:
+		return true
+	case token.LSS, token.LEQ, token.GTR, token.GEQ:
+		return a != constant.Complex && b != constant.Complex && a != constant.Bool
+	case token.ADD:
+		return num(a) || a == constant.String
+	case token.SUB, token.MUL, token.QUO:
+		return num(a)
+	case token.REM, token.AND, token.OR, token.XOR, token.AND_NOT, token.SHL, token.SHR:
+		return a == constant.Int && b == constant.Int
+	case token.LAND, token.LOR:
+		return a == constant.Bool
+	}
+	return false
 }
 
 // constantVariable is the api form of a computed value.

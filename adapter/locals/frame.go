@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 
 	"github.com/go-delve/delve/pkg/dwarf/godwarf"
@@ -170,16 +171,15 @@ func (r *Reader) typedPlace(fr *Frame, regs *op.DwarfRegisters, e *godwarf.Tree)
 // evaluate runs a location expression and returns the place of a value of
 // size bytes it describes, and the value of the expression.
 func evaluate(fr *Frame, regs *op.DwarfRegisters, expr []byte, size int64) (p place, val int64, err error) {
-	if !validExpr(expr) {
+	guarded, ok := guardExpr(expr)
+	if !ok {
 		return place{}, 0, fmt.Errorf("malformed or unsupported location expression % x", expr)
 	}
-	defer func() {
-		if recover() != nil { // pkg/dwarf/op indexes its stack unchecked (DW_OP_pick)
-			p, val, err = place{}, 0, fmt.Errorf("malformed location expression % x", expr)
-		}
-	}()
-	addr, pieces, err := op.ExecuteStackProgram(*regs, expr, 8, readFunc(fr.Mem))
+	addr, pieces, err := op.ExecuteStackProgram(*regs, guarded, 8, readFunc(fr.Mem))
 	if err != nil {
+		if err.Error() == trapError {
+			err = fmt.Errorf("malformed location expression % x", expr)
+		}
 		return place{}, 0, err
 	}
 	if pieces == nil {
@@ -190,6 +190,74 @@ func evaluate(fr *Frame, regs *op.DwarfRegisters, expr []byte, size int64) (p pl
 		return place{}, 0, err
 	}
 	return place{addr: fakeAddress, buf: buf}, 0, nil
+}
+
+// Operations guardExpr rewrites (DWARF 5, section 7.7.1).
+const (
+	opConstu     = 0x10
+	opDup        = 0x12
+	opSwap       = 0x16
+	opDiv        = 0x1b
+	opMod        = 0x1d
+	opPlus       = 0x22
+	opPlusUconst = 0x23
+	opBra        = 0x28
+	opSkip       = 0x2f
+	// opTrap is an operation pkg/dwarf/op does not know: it stops the
+	// program with trapError.
+	opTrap = 0xff
+)
+
+var trapError = fmt.Sprintf("invalid instruction %#v", op.Opcode(opTrap))
+
+// guardExpr returns expr rewritten so that pkg/dwarf/op fails where it
+// would panic: DW_OP_plus_uconst on an empty stack becomes DW_OP_constu,
+// DW_OP_plus (a stack underflow), and DW_OP_div and DW_OP_mod check their
+// operands first (DW_OP_swap twice, for an underflow, then DW_OP_dup,
+// DW_OP_bra over a trap if the divisor is 0). Branches are
+// retargeted. ok is false for an expression validExpr refuses, or one
+// that branches into the middle of an operation.
+func guardExpr(expr []byte) (guarded []byte, ok bool) {
+	if !validExpr(expr) {
+		return nil, false
+	}
+	type branch struct{ at, target int } // operand position in the output; target in expr
+	var branches []branch
+	newStart := make(map[int]int) // operation start in expr → in the output
+	out := make([]byte, 0, len(expr)+8)
+	for i := 0; i < len(expr); {
+		next, _ := nextOp(expr, i)
+		newStart[i] = len(out)
+		switch expr[i] {
+		case opPlusUconst:
+			out = append(append(append(out, opConstu), expr[i+1:next]...), opPlus)
+		case opDiv, opMod:
+			out = append(out, opSwap, opSwap, opDup, opBra, 1, 0, opTrap, expr[i])
+		case opBra, opSkip:
+			out = append(out, expr[i], 0, 0)
+			branches = append(branches, branch{len(out) - 2, next + int(int16(binary.LittleEndian.Uint16(expr[i+1:])))})
+		default:
+			out = append(out, expr[i:next]...)
+		}
+		i = next
+	}
+	for _, b := range branches {
+		target, known := newStart[b.target]
+		switch {
+		case b.target < 0:
+			target = -1 // before the program: pkg/dwarf/op fails
+		case b.target >= len(expr):
+			target = len(out) // past the end: the program ends
+		case !known:
+			return nil, false
+		}
+		d := target - (b.at + 2)
+		if d < math.MinInt16 || d > math.MaxInt16 {
+			return nil, false
+		}
+		binary.LittleEndian.PutUint16(out[b.at:], uint16(int16(d)))
+	}
+	return out, true
 }
 
 // fakeAddress is the address of values that live in registers, as Delve

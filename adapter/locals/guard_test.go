@@ -1,0 +1,92 @@
+package locals
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/go-delve/delve/pkg/dwarf/op"
+)
+
+// run executes expr with pkg/dwarf/op: its result, "error" or "panic".
+func run(expr []byte) (res string) {
+	defer func() {
+		if r := recover(); r != nil {
+			res = "panic"
+		}
+	}()
+	addr, pieces, err := op.ExecuteStackProgram(op.DwarfRegisters{}, expr, 8, nil)
+	if err != nil {
+		return "error"
+	}
+	return fmt.Sprint(addr, pieces)
+}
+
+// TestGuardExpr: what pkg/dwarf/op panics on fails instead, and every
+// other program computes what it computed before, branches included, or
+// fails as before (an error may name another operation).
+func TestGuardExpr(t *testing.T) {
+	for _, expr := range [][]byte{
+		{opPlusUconst, 4},                      // an empty stack
+		{0x31, 0x30, opDiv},                    // 1 / 0
+		{0x31, 0x30, opMod},                    // 1 % 0
+		{0x31, 0x30, 0x30, opBra, 0, 0, opMod}, // a branch, then 1 % 0
+	} {
+		if got := run(expr); got != "panic" {
+			t.Errorf("% x: pkg/dwarf/op no longer panics (%s): guardExpr may go", expr, got)
+		}
+		g, ok := guardExpr(expr)
+		if got := run(g); !ok || got == "panic" {
+			t.Errorf("% x: guarded % x (%v): %s", expr, g, ok, got)
+		}
+	}
+	for _, c := range []struct {
+		expr []byte
+		want int64
+	}{
+		{[]byte{0x37, 0x32, opDiv}, 3},                                            // 7 / 2
+		{[]byte{0x37, 0x33, opMod}, 1},                                            // 7 % 3
+		{[]byte{0x35, opPlusUconst, 0x80, 0x01}, 133},                             // 5 + 128
+		{[]byte{0x31, opBra, 4, 0, 0x39, opSkip, 1, 0, 0x34, opPlusUconst, 3}, 7}, // 1 ? 4 : 9, + 3
+		{[]byte{0x30, opBra, 4, 0, 0x39, opSkip, 1, 0, 0x34, opPlusUconst, 3}, 12},
+		{[]byte{0x38, opSkip, 2, 0, opDiv, opDiv, 0x32, opDiv}, 4}, // skips both divisions
+	} {
+		g, ok := guardExpr(c.expr)
+		addr, _, err := op.ExecuteStackProgram(op.DwarfRegisters{}, g, 8, nil)
+		if !ok || err != nil || addr != c.want {
+			t.Errorf("% x: guarded % x (%v): %d, %v; want %d", c.expr, g, ok, addr, err, c.want)
+		}
+	}
+	// Random programs of literals, arithmetic and branches.
+	alphabet := [][]byte{{0x30}, {0x31}, {0x35}, {opDiv}, {opMod}, {opPlusUconst, 2}, {0x22}, {0x1c}, {opDup}, {0x13},
+		{opBra, 2, 0}, {opSkip, 1, 0}, {opBra, 0xfc, 0xff}, {0x16}, {0x9f}}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		var expr []byte
+		for range 1 + rng.IntN(8) {
+			expr = append(expr, alphabet[rng.IntN(len(alphabet))]...)
+		}
+		g, ok := guardExpr(expr)
+		if !ok {
+			continue // a branch into an operation's operands
+		}
+		before, after := run(expr), run(g)
+		if after == "panic" || before != "panic" && before != after && !(len(g) != len(expr) && before != after && isTickLimited(expr)) {
+			t.Fatalf("% x: %s; guarded % x: %s", expr, before, g, after)
+		}
+	}
+}
+
+// isTickLimited reports whether expr branches backwards, so that its
+// result can depend on pkg/dwarf/op's limit of 10 operations per byte,
+// which a longer guarded program raises.
+func isTickLimited(expr []byte) bool {
+	for i := 0; i < len(expr); {
+		next, _ := nextOp(expr, i)
+		if (expr[i] == opBra || expr[i] == opSkip) && int16(uint16(expr[i+1])|uint16(expr[i+2])<<8) < 0 {
+			return true
+		}
+		i = next
+	}
+	return false
+}
