@@ -107,6 +107,7 @@ func (c *cli) main(args []string) int {
 	}
 	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
 	run := cmd.setup(fs)
+	addBinFlags(fs, cmd)
 	pos, err := parseFlags(fs, args[1:])
 	if err == nil {
 		err = run(c, pos)
@@ -133,6 +134,7 @@ func (c *cli) commandHelp(w io.Writer, cmd *command) {
 	fmt.Fprintf(w, "usage: splitdbg %s %s\n\n%s\n", cmd.name, cmd.args, strings.TrimSpace(cmd.help))
 	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
 	cmd.setup(fs)
+	addBinFlags(fs, cmd)
 	has := false
 	fs.VisitAll(func(*flag.Flag) { has = true })
 	if has {

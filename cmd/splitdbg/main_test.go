@@ -190,7 +190,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"addr", "x"}, 2, []string{"usage: splitdbg addr"}},
 		{[]string{"addr", "x", "0xzz"}, 2, []string{"bad address"}},
 		{[]string{"funcs", filepath.Join(dir, "missing")}, 1, []string{"missing", "no such file"}},
-		{[]string{"funcs", notELF}, 1, []string{notELF, "magic"}},
+		{[]string{"funcs", notELF}, 1, []string{notELF, "not an ELF file"}},
 		{[]string{"funcs", corrupt}, 1, []string{corrupt, "dwarf section", "offset"}},
 		{[]string{"help"}, 0, nil},
 		{[]string{"funcs", "-help"}, 0, nil},

@@ -4,27 +4,48 @@
 // splitdbg source needs: function symbols with the STT_FILE they belong
 // to, section data by name or type (decompressing SHF_COMPRESSED
 // sections, as debug/elf does), and reads of code by virtual address.
+//
+// A file stripped of its symbols or DWARF is opened together with its
+// separate debug file, found as gdb finds it ("Separate Debug Files" in
+// the gdb manual): by build ID under each debug file directory
+// (.build-id/NN/REST.debug), by .gnu_debuglink next to the file, in its
+// .debug directory and under each debug file directory, and in the
+// debuginfod client's cache, fetched from $DEBUGINFOD_URLS when set. The
+// two read as one logical file: code and program headers come from the
+// file, sections it lacks or has only as SHT_NOBITS from the debug file.
 package elfx
 
 import (
 	"bytes"
+	"cmp"
 	"debug/dwarf"
 	"debug/elf"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"golang.org/x/exp/mmap"
+
+	"github.com/splitdbg/splitdbg/internal/cursor"
 )
 
-// File is an ELF file opened for reading. It is safe for concurrent use
-// once opened, except Close.
+// File is an ELF file opened for reading, with its separate debug file
+// when it has one. It is safe for concurrent use once opened, except
+// Close.
 type File struct {
 	*elf.File
-	Name   string // the path it was opened from, for error messages
+	Name string // the path it was opened from, for error messages
+	// Debug is the separate debug file found for this file, or nil.
+	// Section, SectionData, DWARF and CodeSymbols read from it what the
+	// file itself lacks.
+	Debug  *File
+	size   int64 // the file's size, -1 if unknown
 	closer io.Closer
 	alloc  []*elf.Section // SHF_ALLOC sections with file contents, by address
 
@@ -45,11 +66,31 @@ type File struct {
 	}
 }
 
-// Open memory-maps the ELF file at path.
+// Open memory-maps the ELF file at path and, when it lacks symbols or
+// DWARF, its separate debug file (see the package comment; DebugDirs are
+// the debug file directories).
 func Open(path string) (*File, error) {
-	m, err := mmap.Open(path)
+	f, err := openOne(path)
 	if err != nil {
 		return nil, err
+	}
+	if f.needsDebug() {
+		f.Debug = findDebug(f, path, DebugDirs)
+	}
+	return f, nil
+}
+
+// openOne memory-maps the ELF file at path, without its debug file.
+func openOne(path string) (*File, error) {
+	// mmap reports a directory as "no such device", without the path.
+	if st, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if st.IsDir() {
+		return nil, fmt.Errorf("%s: is a directory, not an ELF file", path)
+	}
+	m, err := mmap.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	f, err := NewFile(path, m)
 	if err != nil {
@@ -60,13 +101,31 @@ func Open(path string) (*File, error) {
 	return f, nil
 }
 
-// NewFile reads an ELF file from r; name is used in error messages.
+// ErrNotELF is returned, wrapped with the file name, for a file that does
+// not start with the ELF magic number.
+var ErrNotELF = errors.New("not an ELF file")
+
+// NewFile reads an ELF file from r; name is used in error messages. A
+// file that is not ELF is ErrNotELF; one too short for its headers or
+// section header table is a cursor.ErrTruncated DecodeError.
 func NewFile(name string, r io.ReaderAt) (*File, error) {
+	size := readerSize(r)
+	var magic [4]byte
+	if n, _ := r.ReadAt(magic[:], 0); n < 4 || string(magic[:]) != elf.ELFMAG {
+		what := "an empty file"
+		if n > 0 {
+			what = fmt.Sprintf("starts with %q", magic[:n])
+		}
+		return nil, fmt.Errorf("%s: %w (%s)", name, ErrNotELF, what)
+	}
 	ef, err := elf.NewFile(r)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		if terr := checkHeaders(r, size); terr != nil {
+			return nil, fmt.Errorf("%s: %w", name, terr)
+		}
+		return nil, fmt.Errorf("%s: malformed ELF: %w", name, err)
 	}
-	f := &File{File: ef, Name: name}
+	f := &File{File: ef, Name: name, size: size}
 	for _, s := range ef.Sections {
 		if s.Flags&elf.SHF_ALLOC != 0 && s.Type != elf.SHT_NOBITS && s.Size > 0 && s.Addr != 0 {
 			f.alloc = append(f.alloc, s)
@@ -76,30 +135,127 @@ func NewFile(name string, r io.ReaderAt) (*File, error) {
 	return f, nil
 }
 
+// readerSize returns the size of what r reads, -1 if it cannot tell.
+func readerSize(r io.ReaderAt) int64 {
+	switch r := r.(type) {
+	case interface{ Size() int64 }:
+		return r.Size()
+	case interface{ Len() int }:
+		return int64(r.Len())
+	}
+	return -1
+}
+
+// checkHeaders explains why debug/elf could not read a file's headers
+// when the file is too short for them: the ELF header, or the section
+// header table its header places.
+func checkHeaders(r io.ReaderAt, size int64) error {
+	if size < 0 {
+		return nil
+	}
+	var ident [elf.EI_NIDENT]byte
+	if _, err := r.ReadAt(ident[:], 0); err != nil {
+		return cursor.Errorf("ELF header", 0, cursor.ErrTruncated, "the ELF identification needs %d bytes, the file has %d", len(ident), size)
+	}
+	var bo binary.ByteOrder = binary.LittleEndian
+	if elf.Data(ident[elf.EI_DATA]) == elf.ELFDATA2MSB {
+		bo = binary.BigEndian
+	}
+	hdrSize, shoffAt, shentAt := int64(64), int64(0x28), int64(0x3a)
+	if elf.Class(ident[elf.EI_CLASS]) == elf.ELFCLASS32 {
+		hdrSize, shoffAt, shentAt = 52, 0x20, 0x2e
+	}
+	if size < hdrSize {
+		return cursor.Errorf("ELF header", 0, cursor.ErrTruncated, "the header needs %d bytes, the file has %d", hdrSize, size)
+	}
+	hdr := make([]byte, hdrSize)
+	if _, err := r.ReadAt(hdr, 0); err != nil {
+		return nil
+	}
+	var shoff uint64
+	if hdrSize == 64 {
+		shoff = bo.Uint64(hdr[shoffAt:])
+	} else {
+		shoff = uint64(bo.Uint32(hdr[shoffAt:]))
+	}
+	shent, shnum := uint64(bo.Uint16(hdr[shentAt:])), uint64(bo.Uint16(hdr[shentAt+2:]))
+	if need := shent * shnum; shoff != 0 && (shoff > uint64(size) || need > uint64(size)-shoff) {
+		return cursor.Errorf("section headers", 0, cursor.ErrTruncated, "the section header table needs %d bytes at offset %#x, the file has %d", need, shoff, size)
+	}
+	return nil
+}
+
 // NewBytes reads an ELF file held in memory.
 func NewBytes(name string, data []byte) (*File, error) {
 	return NewFile(name, bytes.NewReader(data))
 }
 
-// Close releases the mapping.
+// Close releases the mappings of the file and its debug file.
 func (f *File) Close() error {
-	if f.closer != nil {
-		return f.closer.Close()
+	var err error
+	if f.Debug != nil {
+		err = f.Debug.Close()
 	}
-	return nil
+	if f.closer != nil {
+		err = cmp.Or(f.closer.Close(), err)
+	}
+	return err
 }
 
-// Data returns the contents of section s, decompressed. The error names
-// the file and section.
+// Section returns the section named name: the file's own, unless it has
+// none or only an SHT_NOBITS placeholder and its debug file has the
+// section with contents. Nil if neither has it.
+func (f *File) Section(name string) *elf.Section {
+	s := f.File.Section(name)
+	if f.Debug != nil && (s == nil || s.Type == elf.SHT_NOBITS) {
+		if d := f.Debug.File.Section(name); d != nil && d.Type != elf.SHT_NOBITS {
+			return d
+		}
+	}
+	return s
+}
+
+// owner returns the file that section s belongs to: f or its debug file.
+func (f *File) owner(s *elf.Section) *File {
+	if f.Debug != nil && slices.Contains(f.Debug.Sections, s) {
+		return f.Debug
+	}
+	return f
+}
+
+// Data returns the contents of section s (of f or of its debug file),
+// decompressed. The error names the file and section; a section that
+// runs past the end of the file is a cursor.ErrTruncated DecodeError.
 func (f *File) Data(s *elf.Section) ([]byte, error) {
 	if s.Type == elf.SHT_NOBITS {
 		return nil, nil
 	}
+	o := f.owner(s)
+	if err := o.checkInFile(s); err != nil {
+		return nil, fmt.Errorf("%s: %w", o.Name, err)
+	}
 	d, err := s.Data()
 	if err != nil {
-		return nil, fmt.Errorf("%s: section %s: %w", f.Name, s.Name, err)
+		return nil, fmt.Errorf("%s: section %s: %w", o.Name, s.Name, err)
 	}
 	return d, nil
+}
+
+// checkInFile reports a section whose contents run past the end of the
+// file.
+func (f *File) checkInFile(s *elf.Section) error {
+	if f.size < 0 || s.Type == elf.SHT_NOBITS {
+		return nil
+	}
+	if s.Offset > uint64(f.size) || s.FileSize > uint64(f.size)-s.Offset {
+		have := uint64(0)
+		if s.Offset < uint64(f.size) {
+			have = uint64(f.size) - s.Offset
+		}
+		return cursor.Errorf(s.Name, int64(have), cursor.ErrTruncated, "section %s needs %d bytes at offset %#x, the file has %d",
+			s.Name, s.FileSize, s.Offset, f.size)
+	}
+	return nil
 }
 
 // SectionData returns the decompressed contents of the first section
@@ -159,13 +315,28 @@ func (f *File) ReadVA(addr uint64, n uint64) ([]byte, error) {
 // Symbol is an ELF symbol with the source file (the preceding STT_FILE
 // symbol) that a local symbol belongs to.
 type Symbol struct {
-	Name    string
+	Name string // without the version
+	// Version is the symbol version (GLIBC_2.2.5 of fclose@@GLIBC_2.2.5
+	// in .symtab, or from .dynsym's version tables); "" if none.
+	Version string
 	Value   uint64
 	Size    uint64
 	Type    elf.SymType
 	Bind    elf.SymBind
 	Section elf.SectionIndex
 	File    string // for STB_LOCAL symbols: the STT_FILE in force; "" otherwise
+}
+
+// SplitVersion splits a .symtab symbol name into the name and the
+// symbol version the linker appended to it (GNU ld, "VERSION command":
+// NAME@VERSION, or NAME@@VERSION for the default version). A name
+// without '@' has no version.
+func SplitVersion(s string) (name, version string) {
+	i := strings.IndexByte(s, '@')
+	if i <= 0 {
+		return s, ""
+	}
+	return s[:i], strings.TrimPrefix(s[i+1:], "@")
 }
 
 // IsFunc reports whether s is a function symbol (STT_FUNC or
@@ -184,8 +355,8 @@ func (f *File) executable(i elf.SectionIndex) bool {
 // .symtab nor .dynsym.
 var ErrNoSymbols = errors.New("no symbol table")
 
-// CodeSymbols returns the symbols of .symtab, or of .dynsym when there is
-// no .symtab, in table order, that are defined in this file and are either
+// CodeSymbols returns the symbols of .symtab (the debug file's when the
+// file has none), or of .dynsym when neither has a .symtab, in table order, that are defined in this file and are either
 // functions or STT_NOTYPE symbols with a size in an executable section
 // (clang gives foo.cold and foo.__part.N that type). The table is parsed
 // once per file; every call returns a new copy of the symbols, which the
@@ -200,6 +371,19 @@ func (f *File) CodeSymbols() ([]Symbol, error) {
 
 // readCodeSymbols parses the symbols CodeSymbols returns.
 func (f *File) readCodeSymbols() ([]Symbol, error) {
+	src := f
+	if f.File.Section(".symtab") == nil && f.Debug != nil && f.Debug.File.Section(".symtab") != nil {
+		src = f.Debug // its section headers match the file's
+	}
+	return src.readSymbols()
+}
+
+func (f *File) readSymbols() ([]Symbol, error) {
+	if s := f.File.Section(".symtab"); s != nil {
+		if err := f.checkInFile(s); err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Name, err)
+		}
+	}
 	syms, err := f.Symbols()
 	if errors.Is(err, elf.ErrNoSymbols) {
 		syms, err = f.DynamicSymbols()
@@ -219,7 +403,11 @@ func (f *File) readCodeSymbols() ([]Symbol, error) {
 			file = s.Name
 			continue
 		}
-		sym := Symbol{Name: s.Name, Value: s.Value, Size: s.Size, Type: typ, Bind: bind, Section: s.Section}
+		name, version := SplitVersion(s.Name)
+		if version == "" {
+			version = s.Version // .dynsym: from the version tables
+		}
+		sym := Symbol{Name: name, Version: version, Value: s.Value, Size: s.Size, Type: typ, Bind: bind, Section: s.Section}
 		if !sym.defined() || !sym.IsFunc() && !(typ == elf.STT_NOTYPE && s.Size > 0 && f.executable(s.Section)) {
 			continue
 		}
@@ -242,23 +430,22 @@ func (f *File) DWARF() (*dwarf.Data, error) {
 }
 
 func (f *File) readDWARF() (*dwarf.Data, error) {
-	if f.Section(".debug_info") == nil {
-		if f.Section(".zdebug_info") != nil {
-			d, err := f.File.DWARF() // old GNU compression: let debug/elf do it
+	info := f.Section(".debug_info")
+	if info == nil {
+		if z := f.Section(".zdebug_info"); z != nil {
+			o := f.owner(z)
+			d, err := o.File.DWARF() // old GNU compression: let debug/elf do it
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", f.Name, err)
+				return nil, fmt.Errorf("%s: %w", o.Name, err)
 			}
 			return d, nil
 		}
 		return nil, nil
 	}
-	sec := func(name string) ([]byte, error) {
-		d, _, err := f.SectionData(name)
-		return d, err
-	}
+	name := f.owner(info).Name
 	var data [4][]byte
-	for i, name := range []string{".debug_abbrev", ".debug_info", ".debug_ranges", ".debug_str"} {
-		d, err := sec(name)
+	for i, sec := range []string{".debug_abbrev", ".debug_info", ".debug_ranges", ".debug_str"} {
+		d, err := f.sectionBytes(sec)
 		if err != nil {
 			return nil, err
 		}
@@ -266,21 +453,27 @@ func (f *File) readDWARF() (*dwarf.Data, error) {
 	}
 	d, err := dwarf.New(data[0], nil, nil, data[1], nil, nil, data[2], data[3])
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", f.Name, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	for _, name := range []string{".debug_addr", ".debug_line_str", ".debug_rnglists", ".debug_str_offsets"} {
-		b, err := sec(name)
+	for _, sec := range []string{".debug_addr", ".debug_line_str", ".debug_rnglists", ".debug_str_offsets"} {
+		b, err := f.sectionBytes(sec)
 		if err != nil {
 			return nil, err
 		}
 		if b == nil {
 			continue
 		}
-		if err := d.AddSection(name, b); err != nil {
-			return nil, fmt.Errorf("%s: %w", f.Name, err)
+		if err := d.AddSection(sec, b); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 	}
 	return d, nil
+}
+
+// sectionBytes is SectionData without the section.
+func (f *File) sectionBytes(name string) ([]byte, error) {
+	d, _, err := f.SectionData(name)
+	return d, err
 }
 
 // OpenWith opens the ELF file at path, gives it to build and closes it:
