@@ -141,21 +141,6 @@ type symGroup struct {
 	proc       *bproc
 }
 
-func symRank(s *elfx.Symbol) int {
-	r := 0
-	if _, _, ok := fragmentName(s.Name); ok {
-		r += 4
-	}
-	switch s.Bind {
-	case elf.STB_GLOBAL:
-	case elf.STB_WEAK:
-		r++
-	default:
-		r += 2
-	}
-	return r
-}
-
 func (b *builder) addSymbols(syms []elfx.Symbol) {
 	syms = slices.DeleteFunc(syms, func(s elfx.Symbol) bool {
 		if !s.IsFunc() {
@@ -164,10 +149,9 @@ func (b *builder) addSymbols(syms []elfx.Symbol) {
 				return true
 			}
 		}
-		return s.Size == 0 || !b.isCode(Range{s.Value, s.Value + 1})
+		return !b.isCode(Range{s.Value, s.Value + 1})
 	})
-	// Sort small keys, not the symbols: by address, then the preferred
-	// name first (see symRank), then by name.
+	// Sort small keys, not the symbols: by address, then by name.
 	type key struct {
 		value uint64
 		i     int32
@@ -181,8 +165,7 @@ func (b *builder) addSymbols(syms []elfx.Symbol) {
 			return cmp.Compare(a.value, b.value)
 		}
 		x, y := &syms[a.i], &syms[b.i]
-		return cmp.Or(cmp.Compare(symRank(x), symRank(y)), cmp.Compare(len(x.Name), len(y.Name)),
-			strings.Compare(x.Name, y.Name), strings.Compare(x.File, y.File), cmp.Compare(a.i, b.i))
+		return cmp.Or(strings.Compare(x.Name, y.Name), strings.Compare(x.File, y.File), cmp.Compare(a.i, b.i))
 	})
 	sorted := make([]elfx.Symbol, len(syms))
 	for i, k := range keys {
@@ -191,18 +174,24 @@ func (b *builder) addSymbols(syms []elfx.Symbol) {
 	syms = sorted
 	var groups []*symGroup
 	for i := 0; i < len(syms); {
-		j := i
-		g := &symGroup{addr: syms[i].Value, local: syms[i].Bind == elf.STB_LOCAL, file: syms[i].File}
-		for ; j < len(syms) && syms[j].Value == g.addr; j++ {
-			if !slices.Contains(g.names, syms[j].Name) {
-				g.names = append(g.names, syms[j].Name)
+		j := i + 1
+		for j < len(syms) && syms[j].Value == syms[i].Value {
+			j++
+		}
+		at := syms[i:j]
+		p := &at[preferred(at)]
+		g := &symGroup{addr: p.Value, local: p.Bind == elf.STB_LOCAL, file: p.File, names: []string{p.Name}}
+		for k := range at {
+			if !slices.Contains(g.names, at[k].Name) {
+				g.names = append(g.names, at[k].Name)
 			}
-			g.size = max(g.size, syms[j].Size)
+			g.size = max(g.size, at[k].Size)
 		}
 		g.parent, g.kind, _ = fragmentName(g.names[0])
 		groups = append(groups, g)
 		i = j
 	}
+	groups = b.sizeUnsized(groups, syms)
 	// Groups by name, for finding parents: the first group of a name in
 	// a map, the others chained (most names are unique).
 	type named struct {

@@ -1,6 +1,13 @@
 package splitinfo
 
-import "strings"
+import (
+	"cmp"
+	"debug/elf"
+	"slices"
+	"strings"
+
+	"github.com/splitdbg/splitdbg/internal/elfx"
+)
 
 // fragmentName recognizes the symbol naming conventions of moved code and
 // returns the name of the symbol the fragment belongs to:
@@ -61,4 +68,74 @@ func isDigits(s string) bool {
 		}
 	}
 	return true
+}
+
+// preferred returns the index in syms, the function symbols at one
+// address with their versions removed, of the one that names the
+// address, as gdb's "info symbol" and llvm-symbolizer do on a distribution's
+// stripped library with its separate debug file: a name the library
+// exports (global or weak) over a local one (both read the exported names
+// of .dynsym there), among those the last by name (gdb sorts the minimal
+// symbols at an address by name and takes the last, minsyms.c), a sized
+// symbol over a zero-sized one. Fragment names (foo.cold) name the
+// address only when all do.
+func preferred(syms []elfx.Symbol) int {
+	best := -1
+	rank := func(s *elfx.Symbol) int {
+		r := 0
+		if _, _, frag := fragmentName(s.Name); !frag {
+			r += 4
+		}
+		if s.Size != 0 {
+			r += 2
+		}
+		if s.Bind != elf.STB_LOCAL {
+			r++
+		}
+		return r
+	}
+	for i := range syms {
+		if best < 0 {
+			best = i
+			continue
+		}
+		s, b := &syms[i], &syms[best]
+		if c := cmp.Compare(rank(s), rank(b)); c > 0 || c == 0 && s.Name > b.Name {
+			best = i
+		}
+	}
+	return best
+}
+
+// sizeUnsized gives each group of zero-sized symbols (_init,
+// deregister_tm_clones, hand-written assembly) the extent llvm-symbolizer
+// names by it: up to the next symbol's address, within its section
+// (SymbolizableObjectFile::getNameFromSymbolTable takes a symbol of size
+// 0 to cover every address up to the next symbol). groups are in address
+// order; syms are the symbols they were made from. Groups left without an
+// extent are dropped.
+func (b *builder) sizeUnsized(groups []*symGroup, syms []elfx.Symbol) []*symGroup {
+	end := make(map[uint64]uint64) // unsized symbol's address → its section's end
+	for i := range syms {
+		s := &syms[i]
+		if s.Size == 0 && int(s.Section) < len(b.f.Sections) {
+			sec := b.f.Sections[s.Section]
+			end[s.Value] = sec.Addr + sec.Size
+		}
+	}
+	for i, g := range groups {
+		if g.size != 0 {
+			continue
+		}
+		limit := end[g.addr]
+		if i+1 < len(groups) {
+			if next := groups[i+1].addr; limit == 0 || next < limit {
+				limit = next
+			}
+		}
+		if limit > g.addr {
+			g.size = limit - g.addr
+		}
+	}
+	return slices.DeleteFunc(groups, func(g *symGroup) bool { return g.size == 0 })
 }
