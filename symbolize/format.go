@@ -27,56 +27,100 @@ type Printer struct {
 	Pretty bool
 }
 
+// Request is what an answer answers: a module, as the request named it,
+// and an address in it (HasAddr) or a symbol name; with neither, the
+// input was no request.
+type Request struct {
+	Module  string
+	Addr    uint64
+	HasAddr bool
+	Symbol  string
+}
+
+// appendJSONHead opens a JSON answer with the request's keys that sort
+// before key, and key.
+func appendJSONHead(b []byte, q *Request, key string) []byte {
+	b = append(b, '{')
+	if q.HasAddr {
+		b = append(b, `"Address":`...)
+		b = appendHexString(b, q.Addr)
+		b = append(b, ',')
+	}
+	b = append(b, '"')
+	b = append(b, key...)
+	return append(b, `":`...)
+}
+
+// appendJSONTail closes a JSON answer with the request's keys that sort
+// after Data, Error, Frame and Loc; symbolKey is the key that follows
+// them ("Symbol"), if any.
+func appendJSONTail(b []byte, q *Request) []byte {
+	b = append(b, `,"ModuleName":`...)
+	b = appendJSONString(b, q.Module)
+	if q.Symbol != "" {
+		b = append(b, `,"SymName":`...)
+		b = appendJSONString(b, q.Symbol)
+	}
+	return b
+}
+
 // AppendCode appends the answer for a code address: frames, innermost
-// first, from Frames. In JSON, module is the module's name as the
-// request gave it.
-func (p *Printer) AppendCode(b []byte, module string, addr uint64, frames []Frame) []byte {
+// first, from Frames; for a symbol name, one frame per symbol of that
+// name (Module.Symbol).
+func (p *Printer) AppendCode(b []byte, q *Request, frames []Frame) []byte {
 	if p.Style == JSON {
-		b = append(b, `{"Address":`...)
-		b = appendHexString(b, addr)
-		b = append(b, `,"ModuleName":`...)
-		b = appendJSONString(b, module)
+		if q.Symbol != "" {
+			b = appendJSONHead(b, q, "Loc")
+			b = appendJSONFrames(b, frames)
+			b = appendJSONTail(b, q)
+			return append(b, '}')
+		}
+		if q.HasAddr {
+			b = append(b, `{"Address":`...)
+			b = appendHexString(b, q.Addr)
+			b = append(b, ',')
+		} else {
+			b = append(b, '{')
+		}
+		b = append(b, `"ModuleName":`...)
+		b = appendJSONString(b, q.Module)
 		b = append(b, `,"Symbol":`...)
 		b = appendJSONFrames(b, frames)
 		return append(b, '}')
 	}
-	b = p.appendHeader(b, addr)
+	if q.HasAddr {
+		b = p.appendHeader(b, q.Addr)
+	}
 	if len(frames) == 0 {
 		b = p.appendFrame(b, &Frame{}, false)
 	}
 	for i := range frames {
-		b = p.appendFrame(b, &frames[i], i > 0)
+		b = p.appendFrame(b, &frames[i], i > 0 && q.Symbol == "")
 	}
 	return p.appendFooter(b)
 }
 
-// AppendSymbol appends the answer for a symbol name looked up with
-// Module.Symbol: one frame per symbol of that name.
-func (p *Printer) AppendSymbol(b []byte, module, name string, frames []Frame) []byte {
+// AppendFrame appends the answer for a FRAME request as for an address
+// without local variables (reading their locations is not implemented).
+func (p *Printer) AppendFrame(b []byte, q *Request) []byte {
 	if p.Style == JSON {
-		b = append(b, `{"Loc":`...)
-		b = appendJSONFrames(b, frames)
-		b = append(b, `,"ModuleName":`...)
-		b = appendJSONString(b, module)
-		b = append(b, `,"SymName":`...)
-		b = appendJSONString(b, name)
+		b = appendJSONHead(b, q, "Frame")
+		b = append(b, "[]"...)
+		b = appendJSONTail(b, q)
 		return append(b, '}')
 	}
-	if len(frames) == 0 {
-		b = p.appendFrame(b, &Frame{}, false)
+	if q.HasAddr {
+		b = p.appendHeader(b, q.Addr)
 	}
-	for i := range frames {
-		b = p.appendFrame(b, &frames[i], false)
-	}
+	b = append(b, "??\n"...)
 	return p.appendFooter(b)
 }
 
 // AppendData appends the answer for a data address.
-func (p *Printer) AppendData(b []byte, module string, addr uint64, g *Global) []byte {
+func (p *Printer) AppendData(b []byte, q *Request, g *Global) []byte {
 	if p.Style == JSON {
-		b = append(b, `{"Address":`...)
-		b = appendHexString(b, addr)
-		b = append(b, `,"Data":{`...)
+		b = appendJSONHead(b, q, "Data")
+		b = append(b, '{')
 		if g.DeclFile != "" {
 			b = append(b, `"DeclFile":`...)
 			b = appendJSONString(b, g.DeclFile)
@@ -90,11 +134,13 @@ func (p *Printer) AppendData(b []byte, module string, addr uint64, g *Global) []
 		b = appendHexString(b, g.Size)
 		b = append(b, `,"Start":`...)
 		b = appendHexString(b, g.Start)
-		b = append(b, `},"ModuleName":`...)
-		b = appendJSONString(b, module)
+		b = append(b, '}')
+		b = appendJSONTail(b, q)
 		return append(b, '}')
 	}
-	b = p.appendHeader(b, addr)
+	if q.HasAddr {
+		b = p.appendHeader(b, q.Addr)
+	}
 	b = append(b, orUnknown(g.Name)...)
 	b = append(b, '\n')
 	b = strconv.AppendUint(b, g.Start, 10)
@@ -113,38 +159,18 @@ func (p *Printer) AppendData(b []byte, module string, addr uint64, g *Global) []
 }
 
 // AppendError appends the answer for a request whose module could not be
-// read: in JSON an object with the error's message, otherwise an empty
-// answer (the message goes to standard error). hasAddr says whether the
-// request has an address.
-func (p *Printer) AppendError(b []byte, module string, addr uint64, hasAddr bool, msg string) []byte {
+// read: in JSON an object with the error's message; otherwise an empty
+// answer (the message goes to standard error).
+func (p *Printer) AppendError(b []byte, q *Request, msg string) []byte {
 	if p.Style != JSON {
-		return p.AppendCode(b, module, addr, nil)
+		return p.AppendCode(b, q, nil)
 	}
-	b = append(b, '{')
-	if hasAddr {
-		b = append(b, `"Address":`...)
-		b = appendHexString(b, addr)
-		b = append(b, ',')
-	}
-	b = append(b, `"Error":{"Message":`...)
+	b = appendJSONHead(b, q, "Error")
+	b = append(b, `{"Message":`...)
 	b = appendJSONString(b, msg)
-	b = append(b, `},"ModuleName":`...)
-	b = appendJSONString(b, module)
+	b = append(b, '}')
+	b = appendJSONTail(b, q)
 	return append(b, '}')
-}
-
-// AppendInvalid appends the answer to an input line that is no request:
-// the line itself, or in JSON an error object.
-func (p *Printer) AppendInvalid(b []byte, module, line string) []byte {
-	if p.Style == JSON {
-		b = append(b, `{"Error":{"Message":`...)
-		b = appendJSONString(b, "unable to parse arguments: "+line)
-		b = append(b, `},"ModuleName":`...)
-		b = appendJSONString(b, module)
-		return append(b, '}')
-	}
-	b = append(b, line...)
-	return append(b, '\n')
 }
 
 func (p *Printer) appendHeader(b []byte, addr uint64) []byte {

@@ -119,7 +119,7 @@ func TestReference(t *testing.T) {
 				bad := 0
 				for k, a := range addrs {
 					frames = m.Frames(frames[:0], a, &v.opts)
-					got := string(p.AppendCode(nil, bin, a, frames))
+					got := string(p.AppendCode(nil, &Request{Module: bin, Addr: a, HasAddr: true}, frames))
 					want := answers[k]
 					if from, to, entry, ok := logicalName(m, a, &v.opts); ok {
 						want = patch(t, want, p.Style, from, to, entry, v.opts.Functions)

@@ -27,7 +27,7 @@ type command struct {
 var commands []*command
 
 func init() {
-	commands = []*command{funcsCmd, addrCmd, breakCmd, linesCmd, bbaddrmapCmd, batCmd, emitCmd, stripCmd, eslCmd, mipCmd, debugCmd, proxyCmd, dapCmd, demoCmd}
+	commands = []*command{funcsCmd, addrCmd, breakCmd, linesCmd, bbaddrmapCmd, batCmd, emitCmd, stripCmd, eslCmd, mipCmd, debugCmd, proxyCmd, dapCmd, symbolizeCmd, demoCmd}
 }
 
 // cli carries the process's streams, so tests can run commands in-process.
@@ -47,7 +47,11 @@ func main() {
 	// A command runs once over one file and exits: trade memory for fewer
 	// collections.
 	debug.SetGCPercent(400)
-	os.Exit((&cli{os.Stdin, os.Stdout, os.Stderr}).main(os.Args[1:]))
+	c := &cli{os.Stdin, os.Stdout, os.Stderr}
+	if ok, addr2line := symbolizeAs(os.Args[0]); ok {
+		os.Exit(c.symbolize(os.Args[0], os.Args[1:], addr2line))
+	}
+	os.Exit(c.main(os.Args[1:]))
 }
 
 const overview = `splitdbg makes split functions first-class for debuggers and profilers.
@@ -98,6 +102,9 @@ func (c *cli) main(args []string) int {
 		}
 		c.usage(c.stdout)
 		return 0
+	}
+	if name == symbolizeCmd.name {
+		return c.symbolize("splitdbg symbolize", args[1:], false)
 	}
 	cmd := lookupCommand(name)
 	if cmd == nil {

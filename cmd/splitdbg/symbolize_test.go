@@ -1,0 +1,203 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/splitdbg/splitdbg/internal/testbin"
+)
+
+// runSymbolize runs the symbolize command in process.
+func runSymbolize(t *testing.T, stdin string, addr2line bool, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := (&cli{strings.NewReader(stdin), &out, &errb}).symbolize("llvm-symbolizer", args, addr2line)
+	return out.String(), errb.String(), code
+}
+
+// TestSymbolizeProtocol: for requests that involve no moved fragment,
+// standard output is llvm-symbolizer 22's (llvm-addr2line's) byte for
+// byte, on odd input lines too, in every output style.
+func TestSymbolizeProtocol(t *testing.T) {
+	sym := testbin.LLVMTool(t, "llvm-symbolizer", 22)
+	a2l := testbin.LLVMTool(t, "llvm-addr2line", 22)
+	bin := testbin.Path(t, "demo")
+	syms := symbolAddrs(t, bin)
+	sum, main := syms["sum"], syms["main"]
+	data := syms["__data_start"]
+	objLines := []string{
+		hex(sum.Value), "", "  ", hex(sum.Value) + " extra", "sum", "sum+0x4", "sum+4", "sum+", "+4", "main",
+		"nosuch", "010", "0b1", "0x", "12z", "-1", `"quoted`, "DATA " + hex(data.Value), "DATA sum", "CODE " + hex(main.Value),
+		"FRAME 0x0", "CODE", "FILE:BUILDID:x 1", "0X" + strings.ToUpper(hex(sum.Value)[2:]), "\t" + hex(sum.Value),
+	}
+	fileLines := []string{
+		bin + " " + hex(sum.Value), `"` + bin + `" ` + hex(main.Value), "'" + bin + "' " + hex(sum.Value),
+		"FILE:" + bin + " " + hex(sum.Value), "CODE " + bin + " " + hex(sum.Value), "DATA " + bin + " " + hex(data.Value),
+		bin, bin + " ", "nosuchfile 0x10", "nosuchfile 0x20", "BUILDID:zz 0x10", "BUILDID:abcd 0x10", bin + " sum",
+		bin + " 12z", "", `"` + bin + " 0x10",
+	}
+	styles := [][]string{nil, {"--output-style=GNU"}, {"--output-style=JSON"}, {"-a", "-p"}, {"--output-style=JSON", "-p"}, {"--output-style=GNU", "-a", "--no-inlines"}}
+	for _, style := range styles {
+		for _, c := range []struct {
+			args  []string
+			lines []string
+		}{{[]string{"--obj=" + bin}, objLines}, {nil, fileLines}} {
+			args := append(append([]string{}, c.args...), style...)
+			var lines []string
+			for _, l := range c.lines {
+				// llvm-symbolizer -a prints whatever address its memory
+				// holds for DATA of a symbol.
+				if !(strings.HasPrefix(l, "DATA sum") && slices.Contains(style, "-a")) {
+					lines = append(lines, l)
+				}
+			}
+			in := strings.Join(lines, "\n") + "\n"
+			for _, addr2line := range []bool{false, true} {
+				tool := sym
+				if addr2line {
+					tool = a2l
+				}
+				cmd := exec.Command(tool, args...)
+				cmd.Stdin = strings.NewReader(in)
+				want, err := cmd.Output()
+				if err != nil {
+					t.Fatalf("%s %v: %v", tool, args, err)
+				}
+				got, _, code := runSymbolize(t, in, addr2line, args...)
+				if diff := cmp.Diff(string(want), got); code != 0 || diff != "" {
+					t.Errorf("%s %v (exit %d) (-llvm +ours):\n%s", tool, args, code, diff)
+				}
+			}
+		}
+		// Addresses on the command line: one JSON array.
+		args := append([]string{"--obj=" + bin, hex(sum.Value), hex(main.Value), "sum", "zz"}, style...)
+		want, err := exec.Command(sym, args...).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _, _ := runSymbolize(t, "", false, args...)
+		if diff := cmp.Diff(string(want), got); diff != "" {
+			t.Errorf("llvm-symbolizer %v (-llvm +ours):\n%s", args, diff)
+		}
+	}
+}
+
+// TestSymbolizeLogical: an address in a moved fragment is named by its
+// function, in every style.
+func TestSymbolizeLogical(t *testing.T) {
+	bin := testbin.Path(t, "demo")
+	cold := symbolAddrs(t, bin)["sum.cold"]
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "sum\n./demo/demo.c:37:4\n\n"},
+		{[]string{"--output-style=GNU"}, "sum\n./demo/demo.c:37 (discriminator 1)\n"},
+		{[]string{"--output-style=JSON"}, `{"Address":"` + hex(cold.Value+2) + `","ModuleName":"` + bin + `","Symbol":[{"Column":4,"Discriminator":1,"FileName":"./demo/demo.c","FunctionName":"sum","Line":37,"StartAddress":"0x1250","StartFileName":"./demo/demo.c","StartLine":32}]}` + "\n"},
+	} {
+		got, _, _ := runSymbolize(t, hex(cold.Value+2)+"\n", false, append([]string{"--obj=" + bin}, c.args...)...)
+		if got != c.want {
+			t.Errorf("symbolize %v %s = %q, want %q", c.args, hex(cold.Value+2), got, c.want)
+		}
+	}
+}
+
+// TestSymbolizeStreams: each answer arrives before the next request is
+// sent, as pprof and the sanitizer runtimes wait for it.
+func TestSymbolizeStreams(t *testing.T) {
+	bin := testbin.Path(t, "demo")
+	sum := symbolAddrs(t, bin)["sum"]
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan int)
+	go func() {
+		done <- (&cli{inR, outW, io.Discard}).symbolize("llvm-symbolizer", []string{"--output-style=JSON"}, false)
+		outW.Close()
+	}()
+	var buf [4096]byte
+	for i := 0; i < 3; i++ {
+		req := `CODE "` + bin + `" ` + hex(sum.Value) + "\n"
+		if i == 1 {
+			req = "zz\n"
+		}
+		if _, err := io.WriteString(inW, req); err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan string)
+		go func() {
+			n, _ := outR.Read(buf[:])
+			got <- string(buf[:n])
+		}()
+		select {
+		case s := <-got:
+			if !strings.HasSuffix(s, "}\n") {
+				t.Errorf("answer %d = %q, want one JSON line", i, s)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no answer to request %d within 10s", i)
+		}
+	}
+	inW.Close()
+	if code := <-done; code != 0 {
+		t.Errorf("exit %d", code)
+	}
+}
+
+func TestSymbolizeAs(t *testing.T) {
+	for _, c := range []struct {
+		argv0          string
+		sym, addr2line bool
+	}{
+		{"/usr/bin/llvm-symbolizer", true, false},
+		{"llvm-symbolizer-22", true, false},
+		{"/x/addr2line", true, true},
+		{"llvm-addr2line", true, true},
+		{"/go/bin/splitdbg", false, false},
+	} {
+		if sym, a2l := symbolizeAs(c.argv0); sym != c.sym || a2l != c.addr2line {
+			t.Errorf("symbolizeAs(%q) = %v, %v; want %v, %v", c.argv0, sym, a2l, c.sym, c.addr2line)
+		}
+	}
+}
+
+// FuzzSymbolizeInput: any input line gets exactly one answer, and
+// nothing panics.
+func FuzzSymbolizeInput(f *testing.F) {
+	bin := testbin.Path(f, "demo")
+	for _, s := range []string{"0x1250", "sum+4", "DATA 0x4010", `CODE "x" 0x1`, "BUILDID:ab 1", "FILE:FILE:", "'", "12z"} {
+		f.Add(s)
+	}
+	// One symbolizer per style, its module read once.
+	syms := map[string]*symbolizer{}
+	for _, style := range []string{"LLVM", "JSON"} {
+		s := &symbolizer{prog: "fuzz", stderr: io.Discard, modules: make(map[string]*module)}
+		if _, _, err := s.parseArgs([]string{"--obj=" + bin, "--output-style=" + style}); err != nil {
+			f.Fatal(err)
+		}
+		syms[style] = s
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		line = strings.Map(func(r rune) rune {
+			if r == '\n' || r == '\r' {
+				return -1
+			}
+			return r
+		}, line)
+		for _, style := range []string{"LLVM", "JSON"} {
+			out := string(syms[style].answer(nil, line))
+			if style == "JSON" && (strings.Count(out, "\n") != 0 || !strings.HasPrefix(out, "{")) {
+				t.Errorf("JSON answer to %q is %q, want one object", line, out)
+			}
+			if style == "LLVM" && !strings.HasSuffix(out, "\n\n") {
+				t.Errorf("LLVM answer to %q is %q, want an answer ending in an empty line", line, out)
+			}
+		}
+	})
+}
