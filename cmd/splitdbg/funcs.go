@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"flag"
+	"fmt"
 	"io"
 
 	"github.com/splitdbg/splitdbg/internal/jsonw"
@@ -34,7 +35,11 @@ Addresses are link-time virtual addresses, JSON numbers.`,
 			if err != nil {
 				return err
 			}
-			return writeFuncs(c.stdout, t, *all, *asJSON)
+			if err := writeFuncs(c.stdout, t, *all, *asJSON); err != nil {
+				return err
+			}
+			noteEmpty(c.stderr, args[0], t, *all)
+			return nil
 		}
 	},
 }
@@ -59,6 +64,20 @@ func writeFuncs(w io.Writer, t *splitinfo.Table, all, asJSON bool) error {
 		bw.Write(append(arr.End(buf[:0]), '\n'))
 	}
 	return bw.Flush()
+}
+
+// noteEmpty says on w why funcs listed nothing: the file has no functions
+// splitdbg can see, or none of them is split.
+func noteEmpty(w io.Writer, name string, t *splitinfo.Table, all bool) {
+	switch {
+	case t.Len() == 0:
+		fmt.Fprintf(w, "splitdbg funcs: %s: no functions found: no defined function symbols (.symtab, .dynsym) and no DWARF, in it or in a separate debug file\n", name)
+	case !all:
+		for range t.Split() {
+			return
+		}
+		fmt.Fprintf(w, "splitdbg funcs: %s: none of its %d functions is split (-all lists them)\n", name, t.Len())
+	}
 }
 
 func orNone(s string) string {

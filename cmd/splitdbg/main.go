@@ -130,7 +130,9 @@ func (c *cli) main(args []string) int {
 		fmt.Fprintf(c.stderr, "splitdbg %s: %s\nusage: splitdbg %s %s\n", cmd.name, ue.msg, cmd.name, cmd.args)
 		return 2
 	default:
-		fmt.Fprintf(c.stderr, "splitdbg %s: %s\n", cmd.name, oneLine(err.Error()))
+		// Errors of a package that names the command are not prefixed twice.
+		msg := strings.TrimPrefix(oneLine(err.Error()), "splitdbg "+cmd.name+": ")
+		fmt.Fprintf(c.stderr, "splitdbg %s: %s\n", cmd.name, msg)
 		return 1
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/splitdbg/splitdbg/adapter/proxy"
 )
@@ -30,6 +31,8 @@ function. Every other call goes to Delve unchanged.
   splitdbg proxy -listen 127.0.0.1:4041 -upstream 127.0.0.1:4040 BIN
   dlv connect 127.0.0.1:4041
 
+The proxy connects to -upstream once at start-up to check that Delve is
+there (so Delve needs --accept-multiclient, as for more than one client).
 BIN is the program as this machine sees it (splitdbg reads its symbols,
 line table and call frame information). Each client connection gets its
 own connection to Delve: run Delve with --accept-multiclient to serve more
@@ -48,6 +51,12 @@ Delve: anyone who can connect can run code as you.`,
 			if *upstream == "" {
 				return usagef("want -upstream ADDR, the address of the headless Delve")
 			}
+			// Fail now, not at the first client, when Delve is not there.
+			probe, err := net.DialTimeout("tcp", *upstream, 5*time.Second)
+			if err != nil {
+				return fmt.Errorf("no headless Delve at -upstream %s: %w (start it first: dlv exec --headless --accept-multiclient --api-version=2 --listen=%s BIN)", *upstream, err, *upstream)
+			}
+			probe.Close()
 			p, err := proxy.New(proxy.Config{
 				Upstream:   *upstream,
 				Executable: args[0],
