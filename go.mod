@@ -5,6 +5,9 @@ go 1.26.0
 require (
 	github.com/go-delve/delve v1.27.2
 	github.com/google/go-cmp v0.7.0
+	github.com/google/go-dap v0.12.0
+	github.com/google/pprof v0.0.0-20261105003125-4bf881d7fb0b
+	github.com/ianlancetaylor/demangle v0.0.0-20260724033716-83e58baca724
 	golang.org/x/arch v0.32.0
 	golang.org/x/exp v0.0.0-20261014143641-f0251eb4aa3e
 )
@@ -14,8 +17,6 @@ require (
 	github.com/cosiner/argv v0.1.0 // indirect
 	github.com/derekparker/trie/v3 v3.2.0 // indirect
 	github.com/go-delve/liner v1.2.3-0.20231231155935-4726ab1d7f62 // indirect
-	github.com/google/go-dap v0.12.0 // indirect
-	github.com/ianlancetaylor/demangle v0.0.0-20260724033716-83e58baca724 // indirect
 	github.com/mattn/go-colorable v0.1.13 // indirect
 	github.com/mattn/go-isatty v0.0.20 // indirect
 	github.com/mattn/go-runewidth v0.0.13 // indirect
