@@ -2,9 +2,12 @@ package esl
 
 import (
 	"bufio"
+	"bytes"
 	"debug/elf"
 	"fmt"
 	"io"
+
+	"github.com/splitdbg/splitdbg/internal/elfx"
 )
 
 // PCUnit returns the pc unit that suits machine's code: 1 byte for the
@@ -98,4 +101,23 @@ func (l Listing) WriteText(w io.Writer) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// Open parses the .splitdbg.esl section of the ELF file at path, which
+// `splitdbg emit` writes. Errors name path.
+func Open(path string) (*Table, error) {
+	return elfx.OpenWith(path, func(f *elfx.File) (*Table, error) {
+		data, sec, err := f.SectionData(SectionName)
+		if err != nil {
+			return nil, err
+		}
+		if sec == nil {
+			return nil, fmt.Errorf("%s: no %s section (splitdbg emit writes one)", path, SectionName)
+		}
+		t, err := Parse(SectionName, bytes.Clone(data)) // the file is unmapped on return
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return t, nil
+	})
 }

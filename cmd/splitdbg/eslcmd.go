@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/splitdbg/splitdbg/esl"
-	"github.com/splitdbg/splitdbg/internal/elfx"
 	"github.com/splitdbg/splitdbg/linetable"
 )
 
@@ -26,21 +25,9 @@ scan).`,
 			if len(args) < 1 || len(args) > 2 {
 				return usagef("want BIN and an optional ENTRY")
 			}
-			f, err := elfx.Open(args[0])
+			t, err := esl.Open(args[0])
 			if err != nil {
 				return err
-			}
-			defer f.Close()
-			data, sec, err := f.SectionData(esl.SectionName)
-			if err != nil {
-				return err
-			}
-			if sec == nil {
-				return fmt.Errorf("%s: no %s section (splitdbg emit writes one)", args[0], esl.SectionName)
-			}
-			t, err := esl.Parse(esl.SectionName, data)
-			if err != nil {
-				return fmt.Errorf("%s: %w", args[0], err)
 			}
 			var l esl.Listing
 			if len(args) == 2 {

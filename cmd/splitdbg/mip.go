@@ -110,21 +110,9 @@ func mipMerge(w io.Writer, base string, inputs []string, out string) error {
 	if err != nil {
 		return err
 	}
-	raws, profiles := 0, 0
-	for _, in := range inputs {
-		data, err := os.ReadFile(in)
-		if err != nil {
-			return err
-		}
-		var isProfile bool
-		if p, isProfile, err = p.MergeFile(data); err != nil {
-			return fmt.Errorf("%s: %w", in, err)
-		}
-		if isProfile {
-			profiles++
-		} else {
-			raws++
-		}
+	p, raws, profiles, err := p.MergeFiles(inputs)
+	if err != nil {
+		return err
 	}
 	if err := os.WriteFile(out, mip.AppendProfile(nil, p), 0o644); err != nil {
 		return err

@@ -45,24 +45,34 @@ func ReadProfile(path string) (*Profile, error) {
 	return p, nil
 }
 
-// MergeFile merges data, a raw profile or a profile (told apart by the
-// header's file type), into p as MergeRaw or Merge does; isProfile says
-// which it was.
-func (p *Profile) MergeFile(data []byte) (merged *Profile, isProfile bool, err error) {
-	if h, err := DecodeHeader("input", data); err == nil && h.FileType == ProfileFile {
-		o, err := DecodeProfile(data)
+// MergeFiles merges into p every file at paths: raw profiles of runs or
+// profiles of the same binary, told apart by the header's file type, as
+// MergeRaw and Merge merge them. It counts the raw profiles and profiles
+// merged; errors name the file.
+func (p *Profile) MergeFiles(paths []string) (merged *Profile, raws, profiles int, err error) {
+	for _, path := range paths {
+		data, err := os.ReadFile(path)
 		if err != nil {
-			return nil, true, err
+			return nil, 0, 0, err
 		}
-		merged, err = p.Merge(o)
-		return merged, true, err
+		if h, herr := DecodeHeader(path, data); herr == nil && h.FileType == ProfileFile {
+			var o *Profile
+			if o, err = DecodeProfile(data); err == nil {
+				p, err = p.Merge(o)
+			}
+			profiles++
+		} else {
+			var r *Raw
+			if r, err = DecodeRaw(data); err == nil {
+				p, err = p.MergeRaw(r)
+			}
+			raws++
+		}
+		if err != nil {
+			return nil, 0, 0, fmt.Errorf("%s: %w", path, err)
+		}
 	}
-	r, err := DecodeRaw(data)
-	if err != nil {
-		return nil, false, err
-	}
-	merged, err = p.MergeRaw(r)
-	return merged, false, err
+	return p, raws, profiles, nil
 }
 
 // Tally counts p's covered functions and its non-entry blocks, all and
