@@ -4,8 +4,36 @@ import (
 	"fmt"
 
 	"github.com/splitdbg/splitdbg/esl"
+	"github.com/splitdbg/splitdbg/internal/elfx"
 	"github.com/splitdbg/splitdbg/splitinfo"
+	"github.com/splitdbg/splitdbg/splitinfo/native"
 )
+
+// EmitSections returns what `splitdbg emit` adds to the ELF file at path,
+// by section name: the split procedure records of its split procedures
+// (native.SectionName) and the ESL programs of all its procedures, in the
+// pc unit of its machine (esl.SectionName).
+func EmitSections(path string) (map[string][]byte, error) {
+	return elfx.OpenWith(path, func(f *elfx.File) (map[string][]byte, error) {
+		procs, err := splitinfo.FromELF(f)
+		if err != nil {
+			return nil, err
+		}
+		lines, err := FromELF(f, procs)
+		if err != nil {
+			return nil, err
+		}
+		recs, err := native.Append(nil, procs.SplitRecords())
+		if err != nil {
+			return nil, err
+		}
+		prog, err := lines.AppendESL(nil, esl.PCUnit(f.Machine))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return map[string][]byte{native.SectionName: recs, esl.SectionName: prog}, nil
+	})
+}
 
 // AppendESL appends an Extended Source Location section holding the rows
 // of every procedure (docs/FORMAT.md): one program per procedure, its

@@ -7,10 +7,8 @@ import (
 	"path/filepath"
 
 	"github.com/splitdbg/splitdbg/esl"
-	"github.com/splitdbg/splitdbg/internal/elfx"
 	"github.com/splitdbg/splitdbg/internal/objcopy"
 	"github.com/splitdbg/splitdbg/linetable"
-	"github.com/splitdbg/splitdbg/splitinfo"
 	"github.com/splitdbg/splitdbg/splitinfo/native"
 )
 
@@ -37,7 +35,7 @@ splitdbg reads the same functions and lines from these sections alone.`,
 			if len(args) != 1 || *out == "" {
 				return usagef("want -o OUT and one BIN")
 			}
-			sections, err := emitSections(args[0])
+			sections, err := linetable.EmitSections(args[0])
 			if err != nil {
 				return err
 			}
@@ -49,33 +47,6 @@ splitdbg reads the same functions and lines from these sections alone.`,
 			return nil
 		}
 	},
-}
-
-// emitSections builds the split procedure records and the ESL program of
-// the ELF file at path.
-func emitSections(path string) (map[string][]byte, error) {
-	f, err := elfx.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	procs, err := splitinfo.FromELF(f)
-	if err != nil {
-		return nil, err
-	}
-	lines, err := linetable.FromELF(f, procs)
-	if err != nil {
-		return nil, err
-	}
-	recs, err := native.Append(nil, procs.SplitRecords())
-	if err != nil {
-		return nil, err
-	}
-	prog, err := lines.AppendESL(nil, esl.PCUnit(f.Machine))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return map[string][]byte{native.SectionName: recs, esl.SectionName: prog}, nil
 }
 
 var stripCmd = &command{
