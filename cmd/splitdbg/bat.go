@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"flag"
 	"fmt"
-	"io"
 
 	"github.com/splitdbg/splitdbg/internal/jsonw"
 	"github.com/splitdbg/splitdbg/linetable"
@@ -73,58 +72,39 @@ their distance from it. ADDR is hexadecimal with 0x, or decimal.`,
 			if len(addrs) == 0 {
 				return t.Print(c.stdout, *asJSON)
 			}
-			w := &batWriter{w: bufio.NewWriterSize(c.stdout, 64<<10), t: t, json: *asJSON, branch: *branch}
-			if stream {
-				err = w.stream(c.stdin)
-			} else {
-				for _, v := range vals {
-					w.write(v)
+			w := bufio.NewWriterSize(c.stdout, 64<<10)
+			var arr jsonw.Array
+			var buf []byte
+			translate := func(addr uint64) {
+				if buf = buf[:0]; *asJSON {
+					buf = append(arr.Elem(buf), '\n')
 				}
+				buf = t.AppendTranslation(buf, addr, *branch, *asJSON)
+				w.Write(buf)
 			}
-			w.end()
-			if ferr := w.w.Flush(); err == nil {
+			if stream {
+				// One address per input line, flushed whenever the input
+				// has nothing more buffered.
+				err = readAddrs(c.stdin, 1<<10, func(lines []addrLine) error {
+					for _, l := range lines {
+						if l.bad != "" {
+							return fmt.Errorf("stdin line %d: %s %q", l.lineNo, l.bad, l.input)
+						}
+						translate(l.addr)
+					}
+					return nil
+				}, w.Flush)
+			}
+			for _, v := range vals {
+				translate(v)
+			}
+			if *asJSON {
+				w.Write(append(arr.End(buf[:0]), '\n'))
+			}
+			if ferr := w.Flush(); err == nil {
 				err = ferr
 			}
 			return err
 		}
 	},
-}
-
-// batWriter formats translations without allocating per address.
-type batWriter struct {
-	w      *bufio.Writer
-	t      *bat.Table
-	json   bool
-	branch bool
-	arr    jsonw.Array
-	buf    []byte
-}
-
-func (a *batWriter) end() {
-	if a.json {
-		a.w.Write(append(a.arr.End(a.buf[:0]), '\n'))
-	}
-}
-
-// stream translates one address per input line, flushing whenever the
-// input has nothing more buffered.
-func (a *batWriter) stream(in io.Reader) error {
-	return readAddrs(in, 1<<10, func(lines []addrLine) error {
-		for _, l := range lines {
-			if l.bad != "" {
-				return fmt.Errorf("stdin line %d: %s %q", l.lineNo, l.bad, l.input)
-			}
-			a.write(l.addr)
-		}
-		return nil
-	}, a.w.Flush)
-}
-
-func (a *batWriter) write(addr uint64) {
-	b := a.buf[:0]
-	if a.json {
-		b = append(a.arr.Elem(b), '\n')
-	}
-	a.buf = a.t.AppendTranslation(b, addr, a.branch, a.json)
-	a.w.Write(a.buf)
 }

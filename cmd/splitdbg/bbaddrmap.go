@@ -60,26 +60,10 @@ func writeBBAddrMap(w io.Writer, path string, asJSON bool) error {
 	for i := range syms {
 		p.AddSymbol(syms[i].Section, syms[i].Value, syms[i].Name, syms[i].IsFunc())
 	}
-	var fn bbaddrmap.Func
-	for _, s := range secs {
-		d, err := bf.Decoder(s)
-		if err != nil {
-			bw.Flush()
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		for {
-			err := d.Next(&fn)
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				bw.Flush()
-				return fmt.Errorf("%s: %w", path, err)
-			}
-			p.Write(&fn)
-		}
+	if err := bf.Print(p); err != nil {
+		bw.Flush()
+		return fmt.Errorf("%s: %w", path, err)
 	}
-	p.End()
 	return bw.Flush()
 }
 

@@ -72,18 +72,10 @@ Run "splitdbg emit" first to add the sections.`,
 			if len(args) != 1 || *out == "" {
 				return usagef("want -o OUT and one BIN")
 			}
-			var opts []string
-			switch *keep {
-			case "all":
-			case "split":
-				opts = []string{"--strip-debug"}
-			case "records":
-				opts = []string{"--strip-debug", "--remove-section=" + esl.SectionName}
-			case "symbols":
-				opts = []string{"--strip-debug", "--remove-section=" + esl.SectionName, "--remove-section=" + native.SectionName}
-			case "none":
-				opts = []string{"--strip-all", "--remove-section=" + esl.SectionName, "--remove-section=" + native.SectionName}
-			default:
+			rmESL, rmRecords := "--remove-section="+esl.SectionName, "--remove-section="+native.SectionName
+			opts, ok := map[string][]string{"all": nil, "split": {"--strip-debug"}, "records": {"--strip-debug", rmESL},
+				"symbols": {"--strip-debug", rmESL, rmRecords}, "none": {"--strip-all", rmESL, rmRecords}}[*keep]
+			if !ok {
 				return usagef("unknown -keep level %q", *keep)
 			}
 			if len(opts) == 0 {

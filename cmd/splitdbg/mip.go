@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -80,11 +79,7 @@ its function. JSON: {"module_hash","profile_type","functions":[{"name",
 				if len(args) < 1 || len(args) > 2 {
 					return usagef("show wants a PROFILE and an optional BIN")
 				}
-				bin := ""
-				if len(args) == 2 {
-					bin = args[1]
-				}
-				return mipShow(c.stdout, args[0], bin, *asJSON, *coveredOnly)
+				return mipShow(c.stdout, args[0], args[1:], *asJSON, *coveredOnly)
 			}
 			return usagef("unknown subcommand %q: want create, merge or show", sub)
 		}
@@ -123,30 +118,26 @@ func mipMerge(w io.Writer, base string, inputs []string, out string) error {
 	return nil
 }
 
-func mipShow(w io.Writer, path, binPath string, asJSON, coveredOnly bool) error {
+// mipShow prints the coverage of the profile at path, with the places of
+// the instrumented binary bin when there is one.
+func mipShow(w io.Writer, path string, bin []string, asJSON, coveredOnly bool) error {
 	p, err := mip.ReadProfile(path)
 	if err != nil {
 		return err
 	}
 	var r *mip.Report
-	if binPath == "" {
+	if len(bin) == 0 {
 		r = p.Report(coveredOnly, 0, nil)
 	} else {
-		bin, err := mip.Open(binPath)
-		if errors.Is(err, mip.ErrNoMIP) {
-			return fmt.Errorf("%s: no %s section: not an instrumented binary", binPath, mip.RawSection)
-		}
+		b, err := mip.OpenFor(bin[0], p)
 		if err != nil {
 			return err
 		}
-		if err := bin.CheckProfile(p); err != nil {
-			return fmt.Errorf("%s: %w", binPath, err)
-		}
-		lines, err := linetable.Open(binPath)
+		lines, err := linetable.Open(bin[0])
 		if err != nil {
 			return err
 		}
-		r = p.Report(coveredOnly, bin.RawAddr, func(addr uint64) (string, int, bool) {
+		r = p.Report(coveredOnly, b.RawAddr, func(addr uint64) (string, int, bool) {
 			pos, ok := lines.PC(addr)
 			return pos.File, pos.Line, ok
 		})

@@ -3,6 +3,7 @@ package bbaddrmap
 import (
 	"bufio"
 	"debug/elf"
+	"io"
 	"strconv"
 
 	"github.com/splitdbg/splitdbg/internal/jsonw"
@@ -54,6 +55,31 @@ func (p *Printer) AddSymbol(sec elf.SectionIndex, addr uint64, name string, isFu
 	if _, ok := p.codes[k]; !ok && !p.json {
 		p.codes[k] = name
 	}
+}
+
+// Print decodes every map section of the file, in section order, and
+// formats each function as it is decoded, then ends p. It stops at the
+// first error; the caller flushes p's writer.
+func (bf *File) Print(p *Printer) error {
+	var fn Func
+	for _, s := range bf.maps {
+		d, err := bf.Decoder(s)
+		if err != nil {
+			return err
+		}
+		for {
+			err := d.Next(&fn)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return err
+			}
+			p.Write(&fn)
+		}
+	}
+	p.End()
+	return nil
 }
 
 // End closes the JSON array, which the first function opens: a map that

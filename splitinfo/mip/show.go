@@ -3,6 +3,7 @@ package mip
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -214,6 +215,23 @@ func (c *Report) WriteText(w io.Writer) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// OpenFor reads the MIP sections of the instrumented binary at path, as
+// Open does, and checks that p was made for it (see CheckProfile).
+// Errors name path.
+func OpenFor(path string, p *Profile) (*Binary, error) {
+	b, err := Open(path)
+	if errors.Is(err, ErrNoMIP) {
+		return nil, fmt.Errorf("%s: no %s section: not an instrumented binary", path, RawSection)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := b.CheckProfile(p); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return b, nil
 }
 
 // CheckProfile checks that p was made for the instrumented binary b and

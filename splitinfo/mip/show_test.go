@@ -24,8 +24,8 @@ func TestReport(t *testing.T) {
 	}
 	other := NewProfile(b.Map)
 	other.ModuleHash++
-	if err := b.CheckProfile(other); !errors.Is(err, ErrMismatch) {
-		t.Errorf("CheckProfile of another build: %v", err)
+	if _, err := OpenFor(testbin.Path(t, "mip/mip"), other); !errors.Is(err, ErrMismatch) {
+		t.Errorf("OpenFor with a profile of another build: %v", err)
 	}
 	// A run that covered the first function and its first block.
 	recs := make([]RawRecord, len(b.Map.Funcs))
