@@ -21,10 +21,10 @@ type cfiSection struct {
 
 // cie is what an FDE needs of its CIE.
 type cie struct {
-	fdeEnc    byte // DW_EH_PE encoding of FDE addresses (.eh_frame)
-	addrSize  int  // .debug_frame version 4
-	segSize   int
-	augData   bool // 'z': FDEs have augmentation data
+	fdeEnc     byte // DW_EH_PE encoding of FDE addresses (.eh_frame)
+	addrSize   int  // .debug_frame version 4
+	segSize    int
+	augData    bool // 'z': FDEs have augmentation data
 	remembered int  // states the CIE's instructions leave remembered
 }
 
