@@ -382,3 +382,23 @@ func (r *Resolver) GoProgram() bool {
 	}
 	return len(t.procs.ByName("runtime.main")) > 0
 }
+
+// SourceFile returns the name under which the executable or a library
+// records the source file name, by the rules of FILE:LINE locations (the
+// same path, or a path suffix either way round): the name Delve knows an
+// editor's absolute path by. It returns name when no image, or more than
+// one file, matches.
+func (r *Resolver) SourceFile(name string) string {
+	for im := range r.images() {
+		t, err := im.load()
+		if err != nil {
+			continue
+		}
+		if m := t.lines.MatchFiles(name); len(m) == 1 {
+			return m[0]
+		} else if len(m) > 1 {
+			return name
+		}
+	}
+	return name
+}

@@ -122,13 +122,12 @@ func (s *Server) place(d *debuggee, kind string, existing map[string]int, wants 
 	return out
 }
 
-// setCondition applies a want's condition, hit condition and log message
-// to bp; a logpoint is a Delve tracepoint that evaluates the message's
-// {expressions} at each hit.
+// setCondition applies a want's condition and hit condition to bp. A
+// logpoint is an ordinary breakpoint the server continues from after
+// printing its message, so its {expressions} are evaluated by the core,
+// in moved frames too.
 func setCondition(bp *api.Breakpoint, w want) {
 	bp.Cond, bp.HitCond = w.cond, w.hitCond
-	bp.Tracepoint = w.message != ""
-	bp.Variables = logExprs(w.message)
 }
 
 func (b *breakpoints) remember(id int, kind, msg string) {
@@ -188,8 +187,11 @@ func (s *Server) onSetBreakpoints(d *debuggee, r *dap.SetBreakpointsRequest) {
 	for i, b := range r.Arguments.Breakpoints {
 		wants[i] = want{key: strconv.Itoa(b.Line), cond: b.Condition, hitCond: b.HitCondition, message: b.LogMessage}
 	}
+	// The editor's path, in the binary's words: Delve matches files by
+	// the names the line table records.
+	file := d.c.Resolver().SourceFile(path)
 	out := s.place(d, "breakpoint", existing, wants, func(i int) (*api.Breakpoint, error) {
-		return &api.Breakpoint{File: path, Line: r.Arguments.Breakpoints[i].Line}, nil
+		return &api.Breakpoint{File: file, Line: r.Arguments.Breakpoints[i].Line}, nil
 	})
 	d.bps.mu.Lock()
 	for i := range out {

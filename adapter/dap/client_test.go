@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"reflect"
+	"runtime"
 	"testing"
 	"time"
 
@@ -25,7 +26,7 @@ type client struct {
 	output map[string]string
 }
 
-const wait = 60 * time.Second
+const wait = 20 * time.Second
 
 func dial(tb testing.TB, addr string) *client {
 	tb.Helper()
@@ -68,7 +69,8 @@ func (c *client) read() dap.Message {
 	c.conn.SetReadDeadline(time.Now().Add(wait))
 	m, err := dap.ReadProtocolMessage(c.r)
 	if err != nil {
-		c.tb.Fatalf("reading from the server: %v", err)
+		buf := make([]byte, 1<<20)
+		c.tb.Fatalf("reading from the server: %v\n%s", err, buf[:runtime.Stack(buf, true)])
 	}
 	if o, ok := m.(*dap.OutputEvent); ok {
 		c.output[o.Body.Category] += o.Body.Output

@@ -312,7 +312,7 @@ func (s *Server) onVariables(d *debuggee, r *dap.VariablesRequest) {
 // variable describes v to the client, with a reference to its children.
 func (s *Server) variable(d *debuggee, thread, frame int, name, expr string, v *api.Variable) dap.Variable {
 	value, ref := s.convert(d, thread, frame, expr, v)
-	out := dap.Variable{Name: name, Value: value, Type: v.Type, EvaluateName: expr, VariablesReference: ref}
+	out := dap.Variable{Name: name, Value: value, Type: s.typeName(v), EvaluateName: expr, VariablesReference: ref}
 	if ref > 0 && (v.Kind == reflect.Array || v.Kind == reflect.Slice) {
 		out.IndexedVariables = len(v.Children)
 	}
@@ -350,6 +350,16 @@ func (s *Server) convert(d *debuggee, thread, frame int, expr string, v *api.Var
 		value = value[:maxValueLen] + "..."
 	}
 	return value, d.h.container(&container{thread: thread, frame: frame, expr: expr, v: *v})
+}
+
+// typeName is v's type for a client that shows types, as "dlv dap".
+func (s *Server) typeName(v *api.Variable) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.variableTypes {
+		return ""
+	}
+	return v.Type
 }
 
 // formatValue is a variable's value on one line, as "dlv dap" and the
@@ -391,7 +401,7 @@ func (s *Server) onEvaluate(d *debuggee, r *dap.EvaluateRequest) {
 	}
 	value, ref := s.convert(d, thread, frame, r.Arguments.Expression, v)
 	resp := &dap.EvaluateResponse{Response: response(&r.Request)}
-	resp.Body = dap.EvaluateResponseBody{Result: value, Type: v.Type, VariablesReference: ref}
+	resp.Body = dap.EvaluateResponseBody{Result: value, Type: s.typeName(v), VariablesReference: ref}
 	if ref > 0 && (v.Kind == reflect.Array || v.Kind == reflect.Slice) {
 		resp.Body.IndexedVariables = len(v.Children)
 	}
@@ -430,7 +440,7 @@ func (s *Server) onSetVariable(d *debuggee, r *dap.SetVariableRequest) {
 	}
 	value, ref := s.convert(d, c.thread, c.frame, expr, v)
 	resp := &dap.SetVariableResponse{Response: response(&r.Request)}
-	resp.Body = dap.SetVariableResponseBody{Value: value, Type: v.Type, VariablesReference: ref}
+	resp.Body = dap.SetVariableResponseBody{Value: value, Type: s.typeName(v), VariablesReference: ref}
 	s.send(resp)
 }
 

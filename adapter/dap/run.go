@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-delve/delve/service/api"
 	"github.com/google/go-dap"
@@ -40,6 +41,13 @@ func (r *runState) begin() bool {
 	return true
 }
 
+// interrupted reports whether a pause or a quiet halt was asked for.
+func (r *runState) interrupted() (paused, quiet bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.paused, r.quiet
+}
+
 // end marks the run over and returns how it was interrupted.
 func (r *runState) end() (paused, quiet bool) {
 	r.mu.Lock()
@@ -49,23 +57,39 @@ func (r *runState) end() (paused, quiet bool) {
 	return r.paused, r.quiet
 }
 
-// halt stops a running target (for shutdown); it does not wait.
-func (r *runState) halt(d *debuggee) {
+// interrupt halts a running target and returns the channel closed when
+// the running command returns (nil if none runs). A halt that reaches
+// Delve before the command has resumed the target stops nothing, and
+// Delve answers a halt only once the target stops, so halts are sent
+// from their own goroutines, again every 200ms, until the command
+// returns.
+func (r *runState) interrupt(d *debuggee) <-chan struct{} {
 	r.mu.Lock()
-	running := r.running
-	r.quiet = true
+	running, done := r.running, r.done
 	r.mu.Unlock()
-	if running {
-		d.c.Halt()
+	if !running {
+		return nil
 	}
+	go func() {
+		for {
+			go d.c.Halt()
+			select {
+			case <-done:
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+	}()
+	return done
 }
 
-// wait waits for the running command, if any, to return.
-func (r *runState) wait() {
+// stop halts a running target quietly (the stop is not reported) and
+// waits for the running command to return.
+func (r *runState) stop(d *debuggee) {
 	r.mu.Lock()
-	done := r.done
+	r.quiet = true
 	r.mu.Unlock()
-	if done != nil {
+	if done := r.interrupt(d); done != nil {
 		<-done
 	}
 }
@@ -77,11 +101,7 @@ func (s *Server) stopped(d *debuggee, f func()) {
 		f()
 		return
 	}
-	d.run.mu.Lock()
-	d.run.quiet = true
-	d.run.mu.Unlock()
-	d.c.Halt()
-	d.run.wait()
+	d.run.stop(d)
 	f()
 	s.resume(d, "continue", 0, "")
 }
@@ -155,15 +175,10 @@ func (s *Server) selectThread(d *debuggee, thread int) error {
 }
 
 func (s *Server) onPause(d *debuggee, r *dap.PauseRequest) {
-	if d.run.isRunning() {
-		d.run.mu.Lock()
-		d.run.paused = true
-		d.run.mu.Unlock()
-		if _, err := d.c.Halt(); err != nil {
-			s.fail(&r.Request, errInternal, "Unable to halt execution", err)
-			return
-		}
-	}
+	d.run.mu.Lock()
+	d.run.paused = true
+	d.run.mu.Unlock()
+	d.run.interrupt(d)
 	s.send(&dap.PauseResponse{Response: response(&r.Request)})
 }
 
@@ -207,7 +222,7 @@ func (s *Server) resume(d *debuggee, cmd string, thread int, gran dap.SteppingGr
 }
 
 // runCommand runs one command to its stop; for continue, logpoint hits
-// on the way are printed.
+// on the way are printed and run past.
 func (s *Server) runCommand(d *debuggee, cmd string, gran dap.SteppingGranularity) (*api.DebuggerState, error) {
 	if gran == "instruction" && cmd != "continue" {
 		if cmd == "stepOut" {
@@ -223,38 +238,24 @@ func (s *Server) runCommand(d *debuggee, cmd string, gran dap.SteppingGranularit
 	case "stepOut":
 		return d.c.StepOut()
 	}
-	var last *api.DebuggerState
-	for st := range d.c.Continue() {
-		if last != nil {
-			s.logpoints(d, last)
+	for {
+		var last *api.DebuggerState
+		for st := range d.c.Continue() {
+			last = st
 		}
-		last = st
-	}
-	if last == nil {
-		return nil, errors.New("continue: no state from Delve")
-	}
-	if last.Err != nil {
-		return last, last.Err
-	}
-	if onlyTracepoints(last) {
-		s.logpoints(d, last)
-	}
-	return last, nil
-}
-
-// onlyTracepoints reports a state whose every hit breakpoint is a
-// tracepoint (logpoint): Delve continues past those itself.
-func onlyTracepoints(st *api.DebuggerState) bool {
-	hit := false
-	for _, th := range st.Threads {
-		if bp := th.Breakpoint; bp != nil {
-			hit = true
-			if !bp.Tracepoint {
-				return false
-			}
+		if last == nil {
+			return nil, errors.New("continue: no state from Delve")
+		}
+		if last.Err != nil || last.Exited {
+			return last, last.Err
+		}
+		if !s.logpoints(d, last) {
+			return last, nil
+		}
+		if _, quiet := d.run.interrupted(); quiet {
+			return last, nil
 		}
 	}
-	return hit
 }
 
 // sendStopped reports a stop. A stop at a breakpoint says which; a stop
@@ -301,30 +302,43 @@ func stoppedThread(d *debuggee, st *api.DebuggerState) int {
 	return 0
 }
 
-// logpoints prints the message of every logpoint hit in st.
-func (s *Server) logpoints(d *debuggee, st *api.DebuggerState) {
+// logpoints prints the message of every logpoint hit in st and reports
+// whether those were all the breakpoints hit (so the run goes on). The
+// message's {expressions} are evaluated in the stopped thread's frame.
+func (s *Server) logpoints(d *debuggee, st *api.DebuggerState) bool {
+	hit, all := false, true
 	for _, th := range st.Threads {
 		bp := th.Breakpoint
-		if bp == nil || !bp.Tracepoint {
+		if bp == nil {
 			continue
 		}
 		msg, ok := d.bps.logMessage(bp.ID)
 		if !ok {
+			all = false
 			continue
 		}
-		var vals []api.Variable
-		if th.BreakpointInfo != nil {
-			vals = th.BreakpointInfo.Variables
+		hit = true
+		scope := api.EvalScope{GoroutineID: th.GoroutineID}
+		if !d.goProgram || th.GoroutineID == 0 {
+			if _, err := d.c.SwitchThread(th.ID); err != nil {
+				s.output("stderr", fmt.Sprintf("logpoint %d: %v\n", bp.ID, err))
+			}
+			scope = api.EvalScope{GoroutineID: -1}
 		}
-		s.output("console", interpolate(msg, vals)+"\n")
+		s.output("console", interpolate(msg, func(expr string) string {
+			v, err := d.c.EvalVariable(scope, expr, loadConfig)
+			if err != nil {
+				return "<" + expr + ": " + err.Error() + ">"
+			}
+			return formatValue(v)
+		})+"\n")
 	}
+	return hit && all
 }
 
-// interpolate replaces each {expr} of a log message with the value Delve
-// evaluated for it at the hit (Breakpoint.Variables, in order).
-func interpolate(msg string, vals []api.Variable) string {
+// interpolate replaces each {expr} of a log message with its value.
+func interpolate(msg string, eval func(string) string) string {
 	var b strings.Builder
-	i := 0
 	for {
 		open := strings.IndexByte(msg, '{')
 		if open < 0 {
@@ -335,32 +349,9 @@ func interpolate(msg string, vals []api.Variable) string {
 			break
 		}
 		b.WriteString(msg[:open])
-		if i < len(vals) {
-			v := vals[i]
-			b.WriteString(formatValue(&v))
-		} else {
-			b.WriteString("<" + msg[open+1:open+end] + ": not evaluated>")
-		}
-		i++
+		b.WriteString(eval(msg[open+1 : open+end]))
 		msg = msg[open+end+1:]
 	}
 	b.WriteString(msg)
 	return b.String()
-}
-
-// logExprs returns the expressions between braces in a log message.
-func logExprs(msg string) []string {
-	var out []string
-	for {
-		open := strings.IndexByte(msg, '{')
-		if open < 0 {
-			return out
-		}
-		end := strings.IndexByte(msg[open:], '}')
-		if end < 0 {
-			return out
-		}
-		out = append(out, msg[open+1:open+end])
-		msg = msg[open+end+1:]
-	}
 }

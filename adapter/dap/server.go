@@ -72,6 +72,8 @@ type Server struct {
 
 	mu  sync.Mutex // guards everything below
 	dbg *debuggee
+	// variableTypes: the client shows variables' types.
+	variableTypes bool
 }
 
 // New returns a Server for one client connection.

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -280,6 +281,7 @@ func TestClientLeaves(t *testing.T) {
 	sleep, _ = filepath.EvalSymlinks(sleep)
 	for _, stopOnEntry := range []bool{false, true} {
 		before := runtime.NumGoroutine()
+		others := pidsOf(sleep)
 		addr := serveDone(t)
 		c := dial(t, addr.addr)
 		call[*dap.InitializeResponse](c, "initialize", map[string]any{"adapterID": "go"})
@@ -290,7 +292,7 @@ func TestClientLeaves(t *testing.T) {
 			}
 			t.Fatalf("launch: %s", describe(e))
 		}
-		pids := pidsOf(sleep)
+		pids := slices.DeleteFunc(pidsOf(sleep), func(p int) bool { return slices.Contains(others, p) })
 		if len(pids) == 0 {
 			t.Fatalf("no process runs %s after launch", sleep)
 		}
@@ -305,7 +307,8 @@ func TestClientLeaves(t *testing.T) {
 				t.Errorf("Serve: %v", err)
 			}
 		case <-time.After(30 * time.Second):
-			t.Fatal("Serve did not return after the client left")
+			buf := make([]byte, 1<<20)
+			t.Fatalf("stopOnEntry %v: Serve did not return after the client left:\n%s", stopOnEntry, buf[:runtime.Stack(buf, true)])
 		}
 		for _, pid := range pids {
 			if syscall.Kill(pid, 0) == nil {

@@ -132,6 +132,9 @@ func (s *Server) debuggee() *debuggee {
 }
 
 func (s *Server) onInitialize(r *dap.InitializeRequest) {
+	s.mu.Lock()
+	s.variableTypes = r.Arguments.SupportsVariableType
+	s.mu.Unlock()
 	resp := &dap.InitializeResponse{Response: response(&r.Request)}
 	b := &resp.Body
 	b.SupportsConfigurationDoneRequest = true
@@ -367,14 +370,13 @@ func (s *Server) onDisconnect(r *dap.DisconnectRequest) {
 }
 
 func (s *Server) onTerminate(d *debuggee, r *dap.TerminateRequest) {
-	d.run.halt(d)
-	err := d.sess.Client.Detach(true)
+	d.run.stop(d)
+	err := d.sess.Stop(true)
 	if err != nil && !exited(err) {
 		s.fail(&r.Request, errInternal, "Unable to terminate", err)
 		return
 	}
 	s.send(&dap.TerminateResponse{Response: response(&r.Request)})
-	d.run.wait()
 	s.send(&dap.TerminatedEvent{Event: event("terminated")})
 }
 
@@ -389,9 +391,8 @@ func (s *Server) shutdown(terminate bool) error {
 	if d == nil {
 		return nil
 	}
-	d.run.halt(d)
+	d.run.stop(d)
 	err := d.sess.Stop(terminate || !d.sess.Attached)
-	d.run.wait()
 	d.closeOutput()
 	d.readers.Wait()
 	if d.built != "" {
@@ -404,8 +405,7 @@ func (s *Server) shutdown(terminate bool) error {
 }
 
 func (s *Server) onRestart(d *debuggee, r *dap.RestartRequest) {
-	d.run.halt(d)
-	d.run.wait()
+	d.run.stop(d)
 	if _, err := d.c.Restart(false); err != nil {
 		s.fail(&r.Request, errInternal, "Unable to restart", err)
 		return

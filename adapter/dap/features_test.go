@@ -1,0 +1,264 @@
+package dap
+
+import (
+	"encoding/base64"
+	"net"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/go-delve/delve/service"
+	delvedap "github.com/go-delve/delve/service/dap"
+	"github.com/go-delve/delve/service/debugger"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-dap"
+
+	"github.com/splitdbg/splitdbg/internal/testbin"
+)
+
+// stopped waits for the next stop and returns it with the stack's first
+// frames.
+func stopped(t *testing.T, c *client, reason string) (*dap.StoppedEvent, []dap.StackFrame) {
+	t.Helper()
+	ev := nextEvent[*dap.StoppedEvent](c)
+	if ev.Body.Reason != reason {
+		t.Fatalf("stopped = %s; want reason %q (stderr %q)", describe(ev), reason, c.output["stderr"])
+	}
+	st := call[*dap.StackTraceResponse](c, "stackTrace", map[string]any{"threadId": ev.Body.ThreadId, "levels": 10})
+	return ev, st.Body.StackFrames
+}
+
+func evaluate(t *testing.T, c *client, frame int, expr string) string {
+	t.Helper()
+	r := call[*dap.EvaluateResponse](c, "evaluate", map[string]any{"expression": expr, "frameId": frame, "context": "watch"})
+	return r.Body.Result
+}
+
+// TestSession walks the demo (gcc -O2, split) through what an editor
+// does: stop on entry, function breakpoints by C name with and without
+// Delve's "C." prefix, a conditional breakpoint, a logpoint and a hit
+// condition on hot lines, next, step in, step out, evaluate, set a
+// variable, read memory, an instruction breakpoint, the program's output
+// and its exit.
+func TestSession(t *testing.T) {
+	bin := testbin.Path(t, "demo")
+	c := dial(t, serve(t))
+	call[*dap.InitializeResponse](c, "initialize", map[string]any{"adapterID": "go"})
+	r := c.response(c.send("launch", map[string]any{"mode": "exec", "program": bin, "args": []string{"cold"}, "stopOnEntry": true}))
+	if e, ok := r.(*dap.ErrorResponse); ok {
+		if strings.Contains(describe(e), "not permitted") {
+			t.Skipf("ptrace is not permitted here: %s", describe(e))
+		}
+		t.Fatalf("launch: %s", describe(e))
+	}
+	nextEvent[*dap.InitializedEvent](c)
+	fb := call[*dap.SetFunctionBreakpointsResponse](c, "setFunctionBreakpoints", map[string]any{"breakpoints": []map[string]any{
+		{"name": "sum"}, {"name": "C.scale"}, {"name": "no_such_function"}}})
+	if b := fb.Body.Breakpoints; len(b) != 3 || !b[0].Verified || !b[1].Verified || b[2].Verified || b[2].Message == "" {
+		t.Fatalf("setFunctionBreakpoints = %s; want sum and C.scale verified, no_such_function not, with a message", describe(fb))
+	}
+	call[*dap.ConfigurationDoneResponse](c, "configurationDone", nil)
+	entry := nextEvent[*dap.StoppedEvent](c)
+	if entry.Body.Reason != "entry" || entry.Body.ThreadId == 0 {
+		t.Fatalf("first stop = %s; want the entry, on a thread", describe(entry))
+	}
+
+	call[*dap.ContinueResponse](c, "continue", map[string]any{"threadId": entry.Body.ThreadId})
+	ev, frames := stopped(t, c, "function breakpoint")
+	if frames[0].Name != "C.sum" || frames[1].Name != "C.main" {
+		t.Fatalf("function breakpoint sum: frames %+v", frames)
+	}
+	if got := evaluate(t, c, frames[0].Id, "n"); got != "4" {
+		t.Errorf("evaluate n in sum = %q, want 4", got)
+	}
+	// The caller's frame: main's locals.
+	sc1 := call[*dap.ScopesResponse](c, "scopes", map[string]any{"frameId": frames[1].Id})
+	vars1 := call[*dap.VariablesResponse](c, "variables", map[string]any{"variablesReference": sc1.Body.Scopes[0].VariablesReference})
+	if !slices.ContainsFunc(vars1.Body.Variables, func(v dap.Variable) bool { return v.Name == "cold" && v.Value == "1" }) {
+		t.Errorf("variables of main: %s; want cold = 1", describe(vars1))
+	}
+
+	// A conditional breakpoint and a logpoint on hot lines of sum.
+	path, _ := filepath.Abs(filepath.Join(testbin.Dir(), "..", "src", "demo", "demo.c"))
+	bps := call[*dap.SetBreakpointsResponse](c, "setBreakpoints", map[string]any{
+		"source": map[string]any{"path": path},
+		"breakpoints": []map[string]any{
+			{"line": 40, "condition": "s >= 3"},
+			{"line": 51, "logMessage": "main prints s={s} r={r}"},
+		}})
+	for _, b := range bps.Body.Breakpoints {
+		if !b.Verified {
+			t.Fatalf("setBreakpoints = %s", describe(bps))
+		}
+	}
+	call[*dap.ContinueResponse](c, "continue", map[string]any{"threadId": ev.Body.ThreadId})
+	ev, frames = stopped(t, c, "breakpoint")
+	if frames[0].Line != 40 || evaluate(t, c, frames[0].Id, "s") != "3" {
+		t.Fatalf("conditional breakpoint: stopped at %+v with s = %s; want line 40 with s == 3 (1+2)", frames[0], evaluate(t, c, frames[0].Id, "s"))
+	}
+	// set s = 100 where Delve can write it, and read it back.
+	scopes := call[*dap.ScopesResponse](c, "scopes", map[string]any{"frameId": frames[0].Id})
+	sv := c.response(c.send("setVariable", map[string]any{"variablesReference": scopes.Body.Scopes[0].VariablesReference, "name": "s", "value": "100"}))
+	wantSum := "3 + 4"
+	if _, ok := sv.(*dap.SetVariableResponse); ok {
+		wantSum = "104" // 100 + v[3]
+		if got := evaluate(t, c, frames[0].Id, "s"); got != "100" {
+			t.Errorf("after setVariable s = 100, s = %s", got)
+		}
+	} else if !strings.Contains(describe(sv), "Unable to set variable") {
+		t.Errorf("setVariable: %s", describe(sv))
+	}
+	mem := call[*dap.ReadMemoryResponse](c, "readMemory", map[string]any{"memoryReference": frames[0].InstructionPointerReference, "count": 16})
+	if b, err := base64.StdEncoding.DecodeString(mem.Body.Data); err != nil || len(b) != 16 || mem.Body.Address != frames[0].InstructionPointerReference {
+		t.Errorf("readMemory = %s", describe(mem))
+	}
+
+	// next stays in sum; step out returns to main.
+	call[*dap.NextResponse](c, "next", map[string]any{"threadId": ev.Body.ThreadId})
+	ev, frames = stopped(t, c, "step")
+	if frames[0].Name != "C.sum" {
+		t.Errorf("after next: frame 0 %+v", frames[0])
+	}
+	call[*dap.StepOutResponse](c, "stepOut", map[string]any{"threadId": ev.Body.ThreadId})
+	_, frames = stopped(t, c, "step")
+	if frames[0].Name != "C.main" {
+		t.Errorf("after stepOut: frame 0 %+v", frames[0])
+	}
+
+	// The function breakpoint on scale (C.scale) stops next; a
+	// breakpoint on its first instruction in the cold fragment after.
+	call[*dap.ContinueResponse](c, "continue", map[string]any{"threadId": ev.Body.ThreadId})
+	ev, frames = stopped(t, c, "function breakpoint")
+	if frames[0].Name != "C.scale" {
+		t.Fatalf("function breakpoint C.scale: frames %+v", frames)
+	}
+	call[*dap.ContinueResponse](c, "continue", map[string]any{"threadId": ev.Body.ThreadId})
+	ex := nextEvent[*dap.ExitedEvent](c)
+	nextEvent[*dap.TerminatedEvent](c)
+	if ex.Body.ExitCode != 0 {
+		t.Errorf("exit code %d, want 0", ex.Body.ExitCode)
+	}
+	if want := "main prints s=" + map[string]string{"3 + 4": "7", "104": "104"}[wantSum] + " r="; !strings.Contains(c.output["console"], want) {
+		t.Errorf("logpoint: console output %q, want %q", c.output["console"], want)
+	}
+	if !strings.Contains(c.output["stdout"], "warning: scale by zero") {
+		t.Errorf("the program's output did not reach the client: %q", c.output)
+	}
+	call[*dap.DisconnectResponse](c, "disconnect", nil)
+}
+
+// TestPauseAndExitCode pauses a program that has no debug information
+// and no goroutines: the stop is on an OS thread whose stack the client
+// can read; terminate ends it, and an exit status reaches the client.
+func TestPauseAndExitCode(t *testing.T) {
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep program")
+	}
+	c := dial(t, serve(t))
+	launch(t, c, sleep, "60")
+	call[*dap.ConfigurationDoneResponse](c, "configurationDone", nil)
+	call[*dap.PauseResponse](c, "pause", map[string]any{"threadId": 1})
+	ev, frames := stopped(t, c, "pause")
+	th := call[*dap.ThreadsResponse](c, "threads", nil)
+	if len(th.Body.Threads) != 1 || th.Body.Threads[0].Id != ev.Body.ThreadId || th.Body.Threads[0].Name == "Dummy" {
+		t.Errorf("threads = %s; want the one OS thread %d", describe(th), ev.Body.ThreadId)
+	}
+	if len(frames) == 0 {
+		t.Errorf("no frames at the pause")
+	}
+	call[*dap.TerminateResponse](c, "terminate", nil)
+	nextEvent[*dap.TerminatedEvent](c)
+	call[*dap.DisconnectResponse](c, "disconnect", nil)
+
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	c = dial(t, serve(t))
+	launch(t, c, sh, "-c", "exit 3")
+	call[*dap.ConfigurationDoneResponse](c, "configurationDone", nil)
+	if ex := nextEvent[*dap.ExitedEvent](c); ex.Body.ExitCode != 3 {
+		t.Errorf("exit code %d, want 3", ex.Body.ExitCode)
+	}
+	call[*dap.DisconnectResponse](c, "disconnect", nil)
+}
+
+// hotView is what a user sees at a stop in hot Go code: thread names,
+// the top frames, the scopes and frame 0's variables.
+type hotView struct {
+	Threads   []string
+	Frames    []string
+	Scopes    []string
+	Variables []dap.Variable
+}
+
+// view collects the hot view from a session stopped at a breakpoint.
+func view(t *testing.T, c *client) hotView {
+	t.Helper()
+	ev := nextEvent[*dap.StoppedEvent](c)
+	var v hotView
+	// Which runtime goroutines exist depends on timing; the stopped one
+	// does not.
+	threadID := regexp.MustCompile(`\(Thread \d+\)`)
+	for _, th := range call[*dap.ThreadsResponse](c, "threads", nil).Body.Threads {
+		if th.Id == ev.Body.ThreadId {
+			v.Threads = append(v.Threads, threadID.ReplaceAllString(th.Name, "(Thread N)"))
+		}
+	}
+	st := call[*dap.StackTraceResponse](c, "stackTrace", map[string]any{"threadId": ev.Body.ThreadId, "levels": 3})
+	for _, f := range st.Body.StackFrames {
+		src := ""
+		if f.Source != nil {
+			src = filepath.Base(f.Source.Path)
+		}
+		v.Frames = append(v.Frames, f.Name+" "+src+":"+strconv.Itoa(f.Line)+" "+f.InstructionPointerReference)
+	}
+	sc := call[*dap.ScopesResponse](c, "scopes", map[string]any{"frameId": st.Body.StackFrames[0].Id})
+	for _, s := range sc.Body.Scopes {
+		v.Scopes = append(v.Scopes, s.Name)
+	}
+	vars := call[*dap.VariablesResponse](c, "variables", map[string]any{"variablesReference": sc.Body.Scopes[0].VariablesReference})
+	for _, x := range vars.Body.Variables {
+		x.VariablesReference = 0 // handles are the server's own
+		x.MemoryReference = ""
+		v.Variables = append(v.Variables, x)
+	}
+	return v
+}
+
+// TestHotGoAsDelve stops the cgo program in its Go main under splitdbg's
+// server and under Delve's own DAP server ("dlv dap", the pinned module,
+// in this process), and compares what the client sees.
+func TestHotGoAsDelve(t *testing.T) {
+	bin := testbin.Path(t, "cgo")
+	path := sourcePath(t, bin, "main.go", 26)
+	run := func(addr string) hotView {
+		c := dial(t, addr)
+		launch(t, c, bin)
+		call[*dap.SetBreakpointsResponse](c, "setBreakpoints", map[string]any{
+			"source": map[string]any{"path": path}, "breakpoints": []map[string]any{{"line": 26}}})
+		call[*dap.ConfigurationDoneResponse](c, "configurationDone", nil)
+		v := view(t, c)
+		call[*dap.DisconnectResponse](c, "disconnect", map[string]any{"terminateDebuggee": true})
+		return v
+	}
+	ours := run(serve(t))
+
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Skip(err)
+	}
+	disconnected := make(chan struct{})
+	srv := delvedap.NewServer(&service.Config{Listener: l, DisconnectChan: disconnected, Debugger: debugger.Config{Backend: "native"}})
+	defer srv.Stop()
+	srv.Run()
+	delve := run(l.Addr().String())
+	if diff := cmp.Diff(delve, ours); diff != "" {
+		t.Errorf("splitdbg dap differs from dlv dap at a stop in hot Go code (-dlv dap +splitdbg):\n%s", diff)
+	}
+}
