@@ -200,6 +200,7 @@ func (s *Server) resume(d *debuggee, cmd string, thread int, gran dap.SteppingGr
 			if st != nil {
 				code = st.ExitStatus
 			}
+			d.drainOutput()
 			s.send(&dap.ExitedEvent{Event: event("exited"), Body: dap.ExitedEventBody{ExitCode: code}})
 			s.send(&dap.TerminatedEvent{Event: event("terminated")})
 			return

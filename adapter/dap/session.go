@@ -11,6 +11,10 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/google/go-dap"
 
@@ -29,7 +33,10 @@ type debuggee struct {
 	// outw are the write ends of the program's stdout and stderr pipes,
 	// closed when the session ends so their readers finish.
 	outw    []*os.File
+	outr    []*os.File
 	readers sync.WaitGroup
+	// busy counts readers between a read and the event it sends.
+	busy atomic.Int32
 	// built is a binary this session built (mode "debug"), removed at the end.
 	built string
 
@@ -219,6 +226,7 @@ func (s *Server) onLaunch(r *dap.LaunchRequest) {
 		s.fail(&r.Request, errFailedToLaunch, "Failed to launch", err)
 		return
 	}
+	d.outr = outr
 	for i, f := range outr {
 		d.readers.Add(1)
 		go s.copyOutput(d, f, [...]string{"stdout", "stderr"}[i])
@@ -276,12 +284,38 @@ func (s *Server) copyOutput(d *debuggee, f *os.File, category string) {
 	buf := make([]byte, 4096)
 	for {
 		n, err := f.Read(buf)
+		d.busy.Add(1)
 		if n > 0 {
 			s.output(category, string(buf[:n]))
 		}
+		d.busy.Add(-1)
 		if err != nil {
 			return
 		}
+	}
+}
+
+// drainOutput waits, up to a second, until what the program wrote has
+// been sent: its pipes are empty and no reader holds unsent bytes, twice
+// in a row. It is called before the exited event, so the client has the
+// program's last words first.
+func (d *debuggee) drainOutput() {
+	quiet := 0
+	for range 100 {
+		n := int(d.busy.Load())
+		for _, f := range d.outr {
+			if k, err := unix.IoctlGetInt(int(f.Fd()), unix.TIOCINQ); err == nil {
+				n += k
+			}
+		}
+		if n == 0 {
+			if quiet++; quiet == 2 {
+				return
+			}
+		} else {
+			quiet = 0
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
