@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -86,59 +88,92 @@ func logicalName(m *Module, addr uint64, o *Options) (from, to string, entry uin
 func TestReference(t *testing.T) {
 	sym := testbin.LLVMTool(t, "llvm-symbolizer", 22)
 	// The comparison must have met logical names and inline chains.
-	var moved, inlined int
-	defer func() {
-		if !t.Failed() && (moved == 0 || inlined == 0) {
-			t.Errorf("%d addresses in moved fragments and %d with inlined frames; want some of each", moved, inlined)
-		}
-	}()
+	var c counts
+	defer c.check(t)
 	for _, name := range testbin.Linked(t) {
-		t.Run(name, func(t *testing.T) {
-			bin := testbin.Path(t, name)
-			m, err := Open(bin)
-			if err != nil {
-				t.Skipf("not a symbolizable file: %v", err)
+		t.Run(name, func(t *testing.T) { compareWithLLVM(t, sym, testbin.Path(t, name), &c) })
+	}
+}
+
+// TestReferenceMFS builds a small corpus with bench/gen-mfs.sh (clang 22
+// machine function splitting, an inlined helper in the hot and the cold
+// fragment of every function) and compares it too.
+func TestReferenceMFS(t *testing.T) {
+	sym := testbin.LLVMTool(t, "llvm-symbolizer", 22)
+	testbin.LLVMTool(t, "clang", 22)
+	testbin.LLVMTool(t, "llvm-profdata", 22)
+	dir := t.TempDir()
+	cmd := exec.Command("bash", "../bench/gen-mfs.sh", dir)
+	cmd.Env = append(os.Environ(), "N=120", "UNITS=2")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("gen-mfs.sh: %v\n%s", err, out)
+	}
+	var c counts
+	defer c.check(t)
+	compareWithLLVM(t, sym, filepath.Join(dir, "mfs"), &c)
+	if c.movedInlined == 0 {
+		t.Errorf("no address in a moved fragment had inlined frames")
+	}
+}
+
+// counts are what the comparisons met.
+type counts struct{ moved, inlined, movedInlined int }
+
+func (c *counts) check(t *testing.T) {
+	if !t.Failed() && (c.moved == 0 || c.inlined == 0) {
+		t.Errorf("%d addresses in moved fragments and %d with inlined frames; want some of each", c.moved, c.inlined)
+	}
+}
+
+// compareWithLLVM compares the answers for testAddrs(bin) with
+// llvm-symbolizer's in every variant.
+func compareWithLLVM(t *testing.T, sym, bin string, c *counts) {
+	m, err := Open(bin)
+	if err != nil {
+		t.Skipf("not a symbolizable file: %v", err)
+	}
+	addrs := testAddrs(m)
+	var in bytes.Buffer
+	for _, a := range addrs {
+		fmt.Fprintf(&in, "0x%x\n", a)
+	}
+	for _, v := range variants {
+		args := append([]string{"--obj=" + bin, "-a"}, v.args...)
+		cmd := exec.Command(sym, args...)
+		cmd.Stdin = bytes.NewReader(in.Bytes())
+		ref, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s %v: %v", sym, args, err)
+		}
+		answers := splitAnswers(t, string(ref), v.p.Style, len(addrs))
+		p := v.p
+		p.Addresses = true
+		var frames []Frame
+		bad := 0
+		for k, a := range addrs {
+			frames = m.Frames(frames[:0], a, &v.opts)
+			got := string(p.AppendCode(nil, &Request{Module: bin, Addr: a, HasAddr: true}, frames))
+			want := answers[k]
+			from, to, entry, moved := logicalName(m, a, &v.opts)
+			if moved {
+				want = patch(t, want, p.Style, from, to, entry, v.opts.Functions)
+				c.moved++
 			}
-			addrs := testAddrs(m)
-			var in bytes.Buffer
-			for _, a := range addrs {
-				fmt.Fprintf(&in, "0x%x\n", a)
-			}
-			for _, v := range variants {
-				args := append([]string{"--obj=" + bin, "-a"}, v.args...)
-				cmd := exec.Command(sym, args...)
-				cmd.Stdin = bytes.NewReader(in.Bytes())
-				ref, err := cmd.Output()
-				if err != nil {
-					t.Fatalf("%s %v: %v", sym, args, err)
-				}
-				answers := splitAnswers(t, string(ref), v.p.Style, len(addrs))
-				p := v.p
-				p.Addresses = true
-				var frames []Frame
-				bad := 0
-				for k, a := range addrs {
-					frames = m.Frames(frames[:0], a, &v.opts)
-					got := string(p.AppendCode(nil, &Request{Module: bin, Addr: a, HasAddr: true}, frames))
-					want := answers[k]
-					if from, to, entry, ok := logicalName(m, a, &v.opts); ok {
-						want = patch(t, want, p.Style, from, to, entry, v.opts.Functions)
-						moved++
-					}
-					if len(frames) > 1 {
-						inlined++
-					}
-					if got != want {
-						if bad++; bad <= 5 {
-							t.Errorf("%s 0x%x (-llvm-symbolizer, logical names patched +ours):\n%s", v.name, a, cmp.Diff(want, got))
-						}
-					}
-				}
-				if bad > 5 {
-					t.Errorf("%s: %d of %d addresses differ", v.name, bad, len(addrs))
+			if len(frames) > 1 {
+				c.inlined++
+				if moved {
+					c.movedInlined++
 				}
 			}
-		})
+			if got != want {
+				if bad++; bad <= 5 {
+					t.Errorf("%s 0x%x (-llvm-symbolizer, logical names patched +ours):\n%s", v.name, a, cmp.Diff(want, got))
+				}
+			}
+		}
+		if bad > 5 {
+			t.Errorf("%s: %d of %d addresses differ", v.name, bad, len(addrs))
+		}
 	}
 }
 

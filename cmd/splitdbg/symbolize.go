@@ -12,8 +12,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/splitdbg/splitdbg/linetable"
 	"github.com/splitdbg/splitdbg/symbolize"
@@ -101,6 +103,7 @@ type symbolizer struct {
 	opts      symbolize.Options
 	p         symbolize.Printer
 	modules   map[string]*module
+	objMod    *module // --obj's file, once read
 	stderr    io.Writer
 	frames    []symbolize.Frame
 }
@@ -159,10 +162,20 @@ func (c *cli) symbolize(prog string, args []string, addr2line bool) int {
 }
 
 // stream answers each line of in, flushing whenever in has nothing more
-// buffered, so that a peer waiting for each answer gets it.
+// buffered, so that a peer waiting for each answer gets it. The lines
+// already buffered are prepared in order (parsed, their files read,
+// errors reported) and then answered on every core, each core a
+// contiguous share of them, and written in order.
 func (s *symbolizer) stream(in io.Reader, out *bufio.Writer) error {
 	r := bufio.NewReaderSize(in, 64<<10)
-	var buf []byte
+	workers := runtime.GOMAXPROCS(0)
+	var (
+		jobs  []job
+		lines []byte // the batch's lines, back to back
+		ends  []int
+		bufs  = make([][]byte, workers)
+		fr    = make([][]symbolize.Frame, workers)
+	)
 	for {
 		line, err := r.ReadSlice('\n')
 		for err == bufio.ErrBufferFull {
@@ -172,26 +185,21 @@ func (s *symbolizer) stream(in io.Reader, out *bufio.Writer) error {
 			more, err = r.ReadSlice('\n')
 			line = append(append([]byte(nil), line...), more...)
 		}
-		if len(line) > 0 {
-			for len(line) > 0 {
-				n := min(len(line), 1023)
-				piece := line[:n]
-				line = line[n:]
-				buf = s.answer(buf[:0], stripNewlines(piece))
-				if s.p.Style == symbolize.JSON {
-					if s.p.Pretty {
-						buf = indentJSON(buf)
-					}
-					buf = append(buf, '\n')
-				}
-				out.Write(buf)
-			}
+		for len(line) > 0 {
+			n := min(len(line), 1023)
+			lines = append(lines, line[:n]...)
+			ends = append(ends, len(lines))
+			line = line[n:]
+		}
+		if err != nil && err != io.EOF {
+			return err
+		}
+		if len(ends) > 0 && (err == io.EOF || r.Buffered() == 0 || len(ends) >= 4096) {
+			s.answerBatch(lines, ends, &jobs, bufs, fr, out)
+			lines, ends = lines[:0], ends[:0]
 		}
 		if err == io.EOF {
 			return out.Flush()
-		}
-		if err != nil {
-			return err
 		}
 		if r.Buffered() == 0 {
 			if err := out.Flush(); err != nil {
@@ -199,6 +207,58 @@ func (s *symbolizer) stream(in io.Reader, out *bufio.Writer) error {
 			}
 		}
 	}
+}
+
+// answerBatch answers the lines lines[ends[k-1]:ends[k]] into out: jobs
+// are prepared in order, rendered by len(bufs) goroutines, each into its
+// buffer with its frames, and written in order.
+func (s *symbolizer) answerBatch(lines []byte, ends []int, jobs *[]job, bufs [][]byte, fr [][]symbolize.Frame, out *bufio.Writer) {
+	js := (*jobs)[:0]
+	start := 0
+	for _, end := range ends {
+		js = append(js, s.prepare(lines[start:end]))
+		start = end
+	}
+	*jobs = js
+	workers := len(bufs)
+	if len(js) < 256 {
+		workers = 1
+	}
+	per := (len(js) + workers - 1) / workers
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		part := js[min(len(js), w*per):min(len(js), (w+1)*per)]
+		render := func() {
+			b := bufs[w][:0]
+			for k := range part {
+				b = s.renderLine(b, &part[k], &fr[w])
+			}
+			bufs[w] = b
+		}
+		if w == workers-1 {
+			render()
+			break
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); render() }()
+	}
+	wg.Wait()
+	for w := 0; w < workers; w++ {
+		out.Write(bufs[w])
+	}
+}
+
+// renderLine appends a stream answer: in JSON one line.
+func (s *symbolizer) renderLine(b []byte, j *job, frames *[]symbolize.Frame) []byte {
+	start := len(b)
+	b = s.render(b, j, frames)
+	if s.p.Style == symbolize.JSON {
+		if s.p.Pretty {
+			b = append(b[:start], indentJSON(b[start:])...)
+		}
+		b = append(b, '\n')
+	}
+	return b
 }
 
 func stripNewlines(b []byte) string {
@@ -402,42 +462,139 @@ func (s *symbolizer) load(q *request) (*module, bool) {
 			mod.m = m
 		}
 		s.modules[key] = mod
+		if mod.m != nil && !q.buildID && q.path == s.obj {
+			s.objMod = mod
+		}
 	}
 	first := !mod.reported
 	mod.reported = true
 	return mod, first
 }
 
-// answer appends the answer to one request line.
-func (s *symbolizer) answer(b []byte, line string) []byte {
-	q, err := s.parse(line)
-	req := symbolize.Request{Module: q.module, Addr: q.addr, HasAddr: err == nil && q.symbol == "", Symbol: q.symbol}
+// job is a prepared input line: its request, and its file read.
+type job struct {
+	q     request
+	req   symbolize.Request
+	bad   bool // the line is no request
+	mod   *module
+	first bool // the first request of a file that could not be read
+}
+
+// prepare parses an input line and reads its file; it reports a line
+// that is no request, and a file that cannot be read, on standard error.
+// A plain address with --obj takes no allocation.
+func (s *symbolizer) prepare(line []byte) job {
+	if s.objMod != nil {
+		if addr, ok := quickAddr(line, s.addr2line); ok {
+			return job{q: request{kind: "CODE", module: s.obj, addr: addr},
+				req: symbolize.Request{Module: s.obj, Addr: addr, HasAddr: true}, mod: s.objMod}
+		}
+	}
+	text := stripNewlines(line)
+	q, err := s.parse(text)
+	j := job{q: q, req: symbolize.Request{Module: q.module, Addr: q.addr, HasAddr: err == nil && q.symbol == "", Symbol: q.symbol}}
 	if err != nil {
 		if err != errEmpty {
-			fmt.Fprintf(s.stderr, "%s: error: '%s': %v\n", s.prog, line, err)
+			fmt.Fprintf(s.stderr, "%s: error: '%s': %v\n", s.prog, text, err)
 		}
-		return s.p.AppendCode(b, &req, s.noFrames())
+		j.bad = true
+		return j
 	}
-	mod, first := s.load(&q)
-	if mod.m == nil {
-		if first {
-			if s.p.Style == symbolize.JSON {
-				return s.p.AppendError(b, &req, mod.err)
-			}
-			fmt.Fprintf(s.stderr, "%s: error: '%s': %s\n", s.prog, q.module, mod.err)
+	j.mod, j.first = s.load(&q)
+	if j.mod.m == nil && j.first && s.p.Style != symbolize.JSON {
+		fmt.Fprintf(s.stderr, "%s: error: '%s': %s\n", s.prog, q.module, j.mod.err)
+	}
+	return j
+}
+
+// quickAddr parses a line that is only an address (llvm-symbolizer's
+// integer forms, or hexadecimal as addr2line), without allocating.
+func quickAddr(line []byte, addr2line bool) (uint64, bool) {
+	line = bytes.Trim(line, " \t\n\v\f\r")
+	if len(line) == 0 || len(line) > 24 {
+		return 0, false
+	}
+	var tok [24]byte
+	t := tok[:copy(tok[:], line)]
+	for _, c := range t {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' || c == 'x' || c == 'X') {
+			return 0, false
+		}
+	}
+	if addr2line {
+		if len(t) > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X') {
+			t = t[2:]
+		}
+		return parseDigits(t, 16)
+	}
+	switch {
+	case len(t) > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X'):
+		return parseDigits(t[2:], 16)
+	case len(t) > 1 && t[0] == '0':
+		return parseDigits(t[1:], 8)
+	}
+	return parseDigits(t, 10)
+}
+
+// parseDigits parses digits of base without overflow.
+func parseDigits(t []byte, base uint64) (uint64, bool) {
+	if len(t) == 0 {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range t {
+		var d uint64
+		switch {
+		case c >= '0' && c <= '9':
+			d = uint64(c - '0')
+		case c >= 'a' && c <= 'f':
+			d = uint64(c-'a') + 10
+		case c >= 'A' && c <= 'F':
+			d = uint64(c-'A') + 10
+		default:
+			return 0, false
+		}
+		if d >= base || v > (1<<64-1-d)/base {
+			return 0, false
+		}
+		v = v*base + d
+	}
+	return v, true
+}
+
+// answer appends the answer to one request line.
+func (s *symbolizer) answer(b []byte, line string) []byte {
+	j := s.prepare([]byte(line))
+	return s.render(b, &j, &s.frames)
+}
+
+// render appends the answer to a prepared line, with frames as scratch
+// space. It may run on several goroutines at once.
+func (s *symbolizer) render(b []byte, j *job, frames *[]symbolize.Frame) []byte {
+	req, q := &j.req, &j.q
+	noFrames := func() []symbolize.Frame {
+		*frames = append((*frames)[:0], symbolize.Frame{})
+		return *frames
+	}
+	if j.bad {
+		return s.p.AppendCode(b, req, noFrames())
+	}
+	if j.mod.m == nil {
+		if j.first && s.p.Style == symbolize.JSON {
+			return s.p.AppendError(b, req, j.mod.err)
 		}
 		switch q.kind {
 		case "DATA":
-			return s.p.AppendData(b, &req, &symbolize.Global{})
+			return s.p.AppendData(b, req, &symbolize.Global{})
 		case "FRAME":
-			return s.p.AppendFrame(b, &req)
+			return s.p.AppendFrame(b, req)
 		}
 		if s.inlines || req.Symbol != "" {
-			return s.p.AppendCode(b, &req, nil)
+			return s.p.AppendCode(b, req, nil)
 		}
-		return s.p.AppendCode(b, &req, s.noFrames())
+		return s.p.AppendCode(b, req, noFrames())
 	}
-	m := mod.m
+	m := j.mod.m
 	addr := q.addr - s.adjust
 	switch {
 	case q.kind == "DATA":
@@ -445,28 +602,22 @@ func (s *symbolizer) answer(b []byte, line string) []byte {
 		if req.HasAddr {
 			g = m.Data(addr, &s.opts)
 		}
-		return s.p.AppendData(b, &req, &g)
+		return s.p.AppendData(b, req, &g)
 	case q.kind == "FRAME":
-		return s.p.AppendFrame(b, &req)
+		return s.p.AppendFrame(b, req)
 	case !req.HasAddr:
-		s.frames = m.Symbol(s.frames[:0], q.symbol, q.symOff, &s.opts)
-		return s.p.AppendCode(b, &req, s.frames)
+		*frames = m.Symbol((*frames)[:0], q.symbol, q.symOff, &s.opts)
+		return s.p.AppendCode(b, req, *frames)
 	}
 	o := s.opts
 	o.Inlines = s.inlines || s.p.Style == symbolize.GNU
-	s.frames = m.Frames(s.frames[:0], addr, &o)
-	frames := s.frames
+	*frames = m.Frames((*frames)[:0], addr, &o)
+	fs := *frames
 	if !s.inlines && s.p.Style == symbolize.GNU {
 		// llvm-addr2line's single frame is the innermost of the chain.
-		frames = frames[:1]
+		fs = fs[:1]
 	}
-	return s.p.AppendCode(b, &req, frames)
-}
-
-// noFrames is the frames of an empty answer: one unknown frame.
-func (s *symbolizer) noFrames() []symbolize.Frame {
-	s.frames = append(s.frames[:0], symbolize.Frame{})
-	return s.frames
+	return s.p.AppendCode(b, req, fs)
 }
 
 // parseArgs reads llvm-symbolizer's options; it returns the addresses
