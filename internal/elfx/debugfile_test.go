@@ -399,6 +399,21 @@ func TestBadFiles(t *testing.T) {
 			t.Errorf("%s: %v: errors.Is(ErrNotELF) = %v", tt.path, err, got)
 		}
 	}
+	// A string table moved past the end of the file: the symbols say so.
+	strtab := slices.Clone(demo)
+	for i, sec := range ef.Sections {
+		if sec.Name == ".strtab" {
+			binary.LittleEndian.PutUint64(strtab[shoff+uint64(i)*64+0x18:], uint64(len(demo)-10))
+		}
+	}
+	g, err := elfx.Open(write("strtab", strtab))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if _, err := g.CodeSymbols(); !errors.Is(err, cursor.ErrTruncated) || !strings.Contains(err.Error(), ".strtab+0xa: truncated: section .strtab needs") {
+		t.Errorf("symbols with .strtab past the end: %v", err)
+	}
 	// A section that runs past the end of the file opens, and reading it
 	// says which section needs how many bytes where.
 	p := write("bigdebug", big)

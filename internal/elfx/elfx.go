@@ -379,13 +379,16 @@ func (f *File) readCodeSymbols() ([]Symbol, error) {
 }
 
 func (f *File) readSymbols() ([]Symbol, error) {
-	if s := f.File.Section(".symtab"); s != nil {
-		if err := f.checkInFile(s); err != nil {
-			return nil, fmt.Errorf("%s: %w", f.Name, err)
-		}
+	// debug/elf reports a table or string table past the end of the file
+	// as "unexpected EOF": say which section.
+	if err := f.checkTable(elf.SHT_SYMTAB); err != nil {
+		return nil, err
 	}
 	syms, err := f.Symbols()
 	if errors.Is(err, elf.ErrNoSymbols) {
+		if err := f.checkTable(elf.SHT_DYNSYM); err != nil {
+			return nil, err
+		}
 		syms, err = f.DynamicSymbols()
 	}
 	if errors.Is(err, elf.ErrNoSymbols) {
@@ -417,6 +420,26 @@ func (f *File) readSymbols() ([]Symbol, error) {
 		out = append(out, sym)
 	}
 	return out, nil
+}
+
+// checkTable checks that the first symbol table of type typ and its
+// string table lie within the file.
+func (f *File) checkTable(typ elf.SectionType) error {
+	for _, s := range f.File.Sections {
+		if s.Type != typ {
+			continue
+		}
+		if err := f.checkInFile(s); err != nil {
+			return fmt.Errorf("%s: %w", f.Name, err)
+		}
+		if int(s.Link) < len(f.File.Sections) {
+			if err := f.checkInFile(f.File.Sections[s.Link]); err != nil {
+				return fmt.Errorf("%s: %w", f.Name, err)
+			}
+		}
+		return nil
+	}
+	return nil
 }
 
 // DWARF returns the file's DWARF debugging entries, or nil and no error
