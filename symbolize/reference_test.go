@@ -116,6 +116,24 @@ func TestReferenceMFS(t *testing.T) {
 	}
 }
 
+// TestReferenceCXX compares a C++ program (testdata/src/symbolize/cxx.cc)
+// built with g++ -O2 -g: demangled names, inlined library code in a cold
+// fragment.
+func TestReferenceCXX(t *testing.T) {
+	sym := testbin.LLVMTool(t, "llvm-symbolizer", 22)
+	gxx := testbin.Tool(t, "g++")
+	bin := filepath.Join(t.TempDir(), "cxx")
+	if out, err := exec.Command(gxx, "-O2", "-g", "../testdata/src/symbolize/cxx.cc", "-o", bin).CombinedOutput(); err != nil {
+		t.Fatalf("g++: %v\n%s", err, out)
+	}
+	var c counts
+	defer c.check(t)
+	compareWithLLVM(t, sym, bin, &c)
+	if c.movedInlined == 0 {
+		t.Errorf("no address in a moved fragment had inlined frames")
+	}
+}
+
 // counts are what the comparisons met.
 type counts struct{ moved, inlined, movedInlined int }
 
