@@ -4,9 +4,11 @@ import (
 	"cmp"
 	"container/heap"
 	"debug/dwarf"
+	"encoding/binary"
 	"slices"
 
 	"github.com/splitdbg/splitdbg/internal/addrindex"
+	"github.com/splitdbg/splitdbg/internal/cursor"
 	"github.com/splitdbg/splitdbg/internal/dwarfline"
 	"github.com/splitdbg/splitdbg/internal/elfx"
 )
@@ -46,6 +48,32 @@ type Inlines struct {
 	owner  []int32         // per interval of the partition, its scope or -1
 	units  addrindex.Index // of the compile units' address partition
 	inUnit []bool
+	vars   []Variable // by start
+	varIdx addrindex.Index
+}
+
+// Variable is a variable at a fixed address (DW_AT_location
+// DW_OP_addr or DW_OP_addrx): [Start, End) holds it, End - Start its
+// type's size (1 if unknown), DeclFile (nil if absent, or given as
+// DW_FORM_implicit_const, see implicitDeclFiles) and DeclLine where it is
+// declared.
+type Variable struct {
+	Start, End uint64
+	DeclFile   *FileNames
+	DeclLine   int
+}
+
+// VariableAt returns the variable holding addr: the one starting last at
+// or below it.
+func (x *Inlines) VariableAt(addr uint64) (*Variable, bool) {
+	if x == nil {
+		return nil, false
+	}
+	i := x.varIdx.Find(addr)
+	if i < 0 || addr >= x.vars[i].End {
+		return nil, false
+	}
+	return &x.vars[i], true
 }
 
 // Chain yields the chain of scopes holding pc, innermost first:
@@ -120,6 +148,10 @@ func NewInlines(f *elfx.File) (*Inlines, error) {
 	if err != nil {
 		return nil, err
 	}
+	addrs, _, err := f.SectionData(".debug_addr")
+	if err != nil {
+		return nil, err
+	}
 	dies := make(map[dwarf.Offset]int32) // subprogram DIEs, into info
 	var info []dieNames
 	scopeDIE := []int32{} // per scope, its info
@@ -142,6 +174,7 @@ func NewInlines(f *elfx.File) (*Inlines, error) {
 				units = append(units, span{rg[0], rg[1], 0})
 			}
 		}
+		addrBase, _ := cu.Val(dwarf.AttrAddrBase).(int64)
 		var files []*FileNames
 		if off, ok := cu.Val(dwarf.AttrStmtList).(int64); ok {
 			compDir, _ := cu.Val(dwarf.AttrCompDir).(string)
@@ -174,6 +207,15 @@ func NewInlines(f *elfx.File) (*Inlines, error) {
 			}
 			parent := stack[len(stack)-1]
 			self := parent
+			if e.Tag == dwarf.TagVariable {
+				if v, ok := x.variable(d, e, addrs, addrBase); ok {
+					v.DeclFile, v.DeclLine = file(e, dwarf.AttrDeclFile), intVal(e, dwarf.AttrDeclLine)
+					if implicit.implicit(e.Offset) {
+						v.DeclFile = nil
+					}
+					x.vars = append(x.vars, v)
+				}
+			}
 			if e.Tag == dwarf.TagSubprogram || e.Tag == dwarf.TagInlinedSubroutine {
 				n := dieNames{declFile: file(e, dwarf.AttrDeclFile)}
 				if n.declFile != nil && implicit.implicit(e.Offset) {
@@ -243,7 +285,47 @@ func NewInlines(f *elfx.File) (*Inlines, error) {
 		}
 	}
 	x.finish(spans, units)
+	slices.SortStableFunc(x.vars, func(a, b Variable) int { return cmp.Compare(a.Start, b.Start) })
+	starts := make([]uint64, len(x.vars))
+	for i := range x.vars {
+		starts[i] = x.vars[i].Start
+	}
+	x.varIdx = addrindex.New(starts)
 	return x, nil
+}
+
+// variable reads a variable's address (a location of one DW_OP_addr,
+// or one DW_OP_addrx into .debug_addr at the unit's addr_base) and size.
+func (x *Inlines) variable(d *dwarf.Data, e *dwarf.Entry, addrs []byte, addrBase int64) (Variable, bool) {
+	loc, ok := e.Val(dwarf.AttrLocation).([]byte)
+	if !ok || len(loc) == 0 {
+		return Variable{}, false
+	}
+	var v Variable
+	switch loc[0] {
+	case 0x03: // DW_OP_addr
+		if len(loc) != 9 {
+			return v, false
+		}
+		v.Start = binary.LittleEndian.Uint64(loc[1:])
+	case 0xa1: // DW_OP_addrx
+		i, n := cursor.DecodeULEB128(loc[1:])
+		off := uint64(addrBase) + i*8
+		if n <= 0 || 1+n != len(loc) || i > 1<<32 || addrBase < 0 || off+8 > uint64(len(addrs)) {
+			return v, false
+		}
+		v.Start = binary.LittleEndian.Uint64(addrs[off:])
+	default:
+		return v, false
+	}
+	size := int64(1)
+	if off, ok := e.Val(dwarf.AttrType).(dwarf.Offset); ok {
+		if t, err := d.Type(off); err == nil && t.Size() > 0 {
+			size = t.Size()
+		}
+	}
+	v.End = v.Start + uint64(size)
+	return v, v.End > v.Start
 }
 
 // finish builds the two address partitions: at each address, the

@@ -1,5 +1,7 @@
 package symbolize
 
+import "github.com/splitdbg/splitdbg/linetable"
+
 // Global is the answer for a data address: the symbol holding it and
 // where it is declared.
 type Global struct {
@@ -14,6 +16,11 @@ func (m *Module) Data(addr uint64, o *Options) Global {
 	var g Global
 	if s := m.syms.at(addr); s != nil {
 		g = Global{Name: s.name, Start: s.addr, Size: s.size, DeclFile: s.file}
+	}
+	// DWARF's declaration, where it has a line, always as an absolute
+	// name.
+	if v, ok := m.inlines.VariableAt(addr); ok && v.DeclLine != 0 {
+		g.DeclFile, g.DeclLine = v.DeclFile.Name(linetable.PathAbsolute), v.DeclLine
 	}
 	if o.Demangle {
 		g.Name = demangleName(g.Name)

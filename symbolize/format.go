@@ -120,15 +120,8 @@ func (p *Printer) AppendFrame(b []byte, q *Request) []byte {
 func (p *Printer) AppendData(b []byte, q *Request, g *Global) []byte {
 	if p.Style == JSON {
 		b = appendJSONHead(b, q, "Data")
-		b = append(b, '{')
-		if g.DeclFile != "" {
-			b = append(b, `"DeclFile":`...)
-			b = appendJSONString(b, g.DeclFile)
-			b = append(b, `,"DeclLine":`...)
-			b = strconv.AppendInt(b, int64(g.DeclLine), 10)
-			b = append(b, ',')
-		}
-		b = append(b, `"Name":`...)
+		// llvm-symbolizer's JSON has no declaration.
+		b = append(b, `{"Name":`...)
 		b = appendJSONString(b, g.Name)
 		b = append(b, `,"Size":`...)
 		b = appendHexString(b, g.Size)

@@ -193,6 +193,43 @@ func compareWithLLVM(t *testing.T, sym, bin string, c *counts) {
 			t.Errorf("%s: %d of %d addresses differ", v.name, bad, len(addrs))
 		}
 	}
+	compareData(t, sym, bin, m)
+}
+
+// compareData compares DATA answers for the start and middle of every
+// symbol, in the LLVM and JSON styles.
+func compareData(t *testing.T, sym, bin string, m *Module) {
+	var addrs []uint64
+	for _, s := range m.syms.syms {
+		addrs = append(addrs, s.addr, s.addr+s.size/2)
+	}
+	var in bytes.Buffer
+	for _, a := range addrs {
+		fmt.Fprintf(&in, "DATA 0x%x\n", a)
+	}
+	for _, p := range []Printer{{Style: LLVM, Functions: true, Addresses: true}, {Style: JSON, Functions: true}} {
+		args := []string{"--obj=" + bin, "-a"}
+		if p.Style == JSON {
+			args = append(args, "--output-style=JSON")
+		}
+		cmd := exec.Command(sym, args...)
+		cmd.Stdin = bytes.NewReader(in.Bytes())
+		ref, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s %v: %v", sym, args, err)
+		}
+		answers := splitAnswers(t, string(ref), p.Style, len(addrs))
+		bad := 0
+		for k, a := range addrs {
+			g := m.Data(a, &Options{Demangle: true})
+			got := string(p.AppendData(nil, &Request{Module: bin, Addr: a, HasAddr: true}, &g))
+			if got != answers[k] {
+				if bad++; bad <= 3 {
+					t.Errorf("DATA 0x%x (-llvm-symbolizer +ours):\n%s", a, cmp.Diff(answers[k], got))
+				}
+			}
+		}
+	}
 }
 
 // splitAnswers splits llvm-symbolizer's output for n addresses: one JSON
