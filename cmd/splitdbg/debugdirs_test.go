@@ -25,6 +25,8 @@ func TestDebugFileDirectory(t *testing.T) {
 	}
 	t.Setenv("DEBUGINFOD_URLS", "")
 	t.Setenv("DEBUGINFOD_CACHE_PATH", t.TempDir())
+	// The flag sets elfx.DebugDirs for the rest of the process.
+	t.Cleanup(func() { elfx.DebugDirs = []string{elfx.DefaultDebugDir} })
 	orig := testbin.Path(t, "gcc-cold")
 	dir, global := t.TempDir(), t.TempDir()
 	f, err := elfx.Open(orig)

@@ -26,6 +26,7 @@ func glibc(t *testing.T) (lib, debug string) {
 	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
 		t.Skipf("the glibc tests read Debian's x86-64 libc (this is %s/%s)", runtime.GOOS, runtime.GOARCH)
 	}
+	elfx.DebugDirs = []string{elfx.DefaultDebugDir} // as a command run starts
 	f, err := elfx.Open(libcPath)
 	if err != nil {
 		t.Skipf("no Debian glibc: %v", err)

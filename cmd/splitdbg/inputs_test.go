@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/splitdbg/splitdbg/internal/elfx"
 	"github.com/splitdbg/splitdbg/internal/objcopy"
 	"github.com/splitdbg/splitdbg/internal/testbin"
 )
@@ -75,6 +76,8 @@ func TestFuncsSaysWhyEmpty(t *testing.T) {
 	t.Setenv("DEBUGINFOD_URLS", "")
 	t.Setenv("DEBUGINFOD_CACHE_PATH", t.TempDir())
 	noDebug := t.TempDir()
+	// The flag sets elfx.DebugDirs for the rest of the process.
+	t.Cleanup(func() { elfx.DebugDirs = []string{elfx.DefaultDebugDir} })
 	unsplit := testbin.Path(t, "bolt-input") // built without hot/cold splitting
 	stdout, stderr, code := run(t, "", "funcs", unsplit)
 	if code != 0 || stdout != "" || !strings.HasPrefix(stderr, "splitdbg funcs: "+unsplit+": none of its ") ||
