@@ -261,21 +261,23 @@ func appendHexString(b []byte, v uint64) []byte {
 }
 
 // appendJSONString appends s as a JSON string as LLVM's JSON writer
-// does: '"' and '\\' escaped, control characters as \b, \f, \n, \r, \t or
-// \u00XX, invalid UTF-8 as U+FFFD, everything else as is.
+// does: '"' and '\\' escaped, control characters as \t, \n, \r or \u00xx,
+// invalid UTF-8 as U+FFFD, everything else as is.
 func appendJSONString(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')
-	for i := 0; i < len(s); {
+	// The plain prefix, usually all of s, in one copy.
+	i := 0
+	for i < len(s) && s[i] >= 0x20 && s[i] < utf8.RuneSelf && s[i] != '"' && s[i] != '\\' {
+		i++
+	}
+	b = append(b, s[:i]...)
+	for i < len(s) {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			switch c {
 			case '"', '\\':
 				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
 			case '\n':
 				b = append(b, '\\', 'n')
 			case '\r':
@@ -283,7 +285,7 @@ func appendJSONString(b []byte, s string) []byte {
 			case '\t':
 				b = append(b, '\\', 't')
 			default:
-				if c < 0x20 || c == 0x7f {
+				if c < 0x20 {
 					b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
 				} else {
 					b = append(b, c)

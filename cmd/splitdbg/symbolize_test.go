@@ -42,6 +42,7 @@ func TestSymbolizeProtocol(t *testing.T) {
 		"FILE:" + bin + " " + hex(sum.Value), "CODE " + bin + " " + hex(sum.Value), "DATA " + bin + " " + hex(data.Value),
 		bin, bin + " ", "nosuchfile 0x10", "nosuchfile 0x20", "BUILDID:zz 0x10", "BUILDID:abcd 0x10", bin + " sum",
 		bin + " 12z", "", `"` + bin + " 0x10",
+		"\"odd\x01\x1f\x7f\xff\t\\name\" 0x10", "'quote\"d' 0x10",
 	}
 	styles := [][]string{nil, {"--output-style=GNU"}, {"--output-style=JSON"}, {"-a", "-p"}, {"--output-style=JSON", "-p"}, {"--output-style=GNU", "-a", "--no-inlines"}}
 	for _, style := range styles {
