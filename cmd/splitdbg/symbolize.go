@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/splitdbg/splitdbg/internal/elfx"
 	"github.com/splitdbg/splitdbg/linetable"
 	"github.com/splitdbg/splitdbg/symbolize"
 )
@@ -63,8 +64,9 @@ Options (as llvm-symbolizer's):
                                  (which is 0 for ELF)
   --basenames, -s / --relativenames   file names without directories,
                                  or without the compilation directory
-  --debug-file-directory=DIR     where BUILDID: requests look (besides
-                                 /usr/lib/debug/.build-id)
+  --debug-file-directory=DIR     where separate debug files and BUILDID:
+                                 requests are looked for (repeatable;
+                                 default /usr/lib/debug)
   --build-id=HEX                 symbolize the file of that build ID
   --default-arch, --dwp, --cache-size, --debuginfod, --untag-addresses
                                  accepted, without effect
@@ -429,7 +431,7 @@ func (s *symbolizer) findBuildID(id []byte) string {
 		return ""
 	}
 	h := hexenc.EncodeToString(id)
-	for _, dir := range append(s.debugDirs, "/usr/lib/debug") {
+	for _, dir := range elfx.DebugDirs {
 		p := filepath.Join(dir, ".build-id", h[:2], h[2:]+".debug")
 		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
 			return p
@@ -768,6 +770,12 @@ func (s *symbolizer) parseArgs(args []string) (inputs []string, help bool, err e
 		s.p.Style = symbolize.JSON
 	default:
 		s.p.Style = symbolize.LLVM
+	}
+	// Separate debug files and BUILDID: requests are looked for in the
+	// --debug-file-directory directories, else in /usr/lib/debug.
+	elfx.DebugDirs = []string{elfx.DefaultDebugDir}
+	if len(s.debugDirs) > 0 {
+		elfx.DebugDirs = s.debugDirs
 	}
 	s.opts.Paths = paths
 	s.opts.Demangle = !s.addr2line

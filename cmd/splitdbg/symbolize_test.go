@@ -2,8 +2,11 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/splitdbg/splitdbg/internal/elfx"
 	"github.com/splitdbg/splitdbg/internal/testbin"
 )
 
@@ -201,4 +205,43 @@ func FuzzSymbolizeInput(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSymbolizeBuildID: BUILDID: requests find the file under
+// --debug-file-directory's .build-id tree, as llvm-symbolizer does.
+func TestSymbolizeBuildID(t *testing.T) {
+	sym := testbin.LLVMTool(t, "llvm-symbolizer", 22)
+	bin := testbin.Path(t, "demo")
+	f, err := elfx.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := f.BuildID()
+	f.Close()
+	if err != nil || len(id) < 2 {
+		t.Skipf("%s has no build ID: %v", bin, err)
+	}
+	h := fmt.Sprintf("%x", id)
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, ".build-id", h[:2]), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(bin, filepath.Join(dir, ".build-id", h[:2], h[2:]+".debug")); err != nil {
+		t.Fatal(err)
+	}
+	sum := symbolAddrs(t, bin)["sum"]
+	in := "BUILDID:" + h + " " + hex(sum.Value) + "\nBUILDID:" + strings.ToUpper(h) + " sum\nBUILDID:00ff 0x10\n"
+	for _, style := range []string{"LLVM", "JSON"} {
+		args := []string{"--debug-file-directory=" + dir, "--output-style=" + style}
+		cmd := exec.Command(sym, append(args, "--no-debuginfod")...)
+		cmd.Stdin = strings.NewReader(in)
+		want, err := cmd.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _, _ := runSymbolize(t, in, false, args...)
+		if diff := cmp.Diff(string(want), got); diff != "" {
+			t.Errorf("%s (-llvm-symbolizer +ours):\n%s", style, diff)
+		}
+	}
 }
