@@ -8,8 +8,8 @@ import (
 	"io"
 	"slices"
 	"strconv"
-	"unicode/utf8"
 
+	"github.com/splitdbg/splitdbg/internal/jsonw"
 	"github.com/splitdbg/splitdbg/linetable"
 	"github.com/splitdbg/splitdbg/symbolize"
 )
@@ -229,32 +229,10 @@ func readAddrs(in io.Reader, max int, handle func([]addrLine) error, flush func(
 // parseAddrBytes parses an address as linetable.ParseAddr does, without
 // allocating: "0x..." hexadecimal, else decimal.
 func parseAddrBytes(s []byte) (uint64, bool) {
-	base := uint64(10)
 	if len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') {
-		s, base = s[2:], 16
+		return parseDigits(s[2:], 16)
 	}
-	if len(s) == 0 || len(s) > 20 {
-		return 0, false
-	}
-	var v uint64
-	for _, c := range s {
-		var d uint64
-		switch {
-		case c >= '0' && c <= '9':
-			d = uint64(c - '0')
-		case base == 16 && c >= 'a' && c <= 'f':
-			d = uint64(c-'a') + 10
-		case base == 16 && c >= 'A' && c <= 'F':
-			d = uint64(c-'A') + 10
-		default:
-			return 0, false
-		}
-		if v > (1<<64-1-d)/base {
-			return 0, false // overflow
-		}
-		v = v*base + d
-	}
-	return v, true
+	return parseDigits(s, 10)
 }
 
 func (a *addrWriter) write(addr uint64) {
@@ -281,9 +259,9 @@ func (a *addrWriter) formatBad(b []byte, l *addrLine) []byte {
 		b = append(b, "\n{\"line\":"...)
 		b = strconv.AppendInt(b, int64(l.lineNo), 10)
 		b = append(b, ",\"input\":"...)
-		b = appendJSONString(b, l.input)
+		b = jsonw.String(b, l.input)
 		b = append(b, ",\"error\":"...)
-		b = appendJSONString(b, l.bad)
+		b = jsonw.String(b, l.bad)
 		return append(b, '}')
 	}
 	b = append(b, "stdin line "...)
@@ -309,13 +287,13 @@ func (a *addrWriter) format(b []byte, ans *symbolize.Answer) []byte {
 		if ok {
 			f := loc.Fragment()
 			b = append(b, ",\"function\":"...)
-			b = appendJSONString(b, loc.Proc.Name)
+			b = jsonw.String(b, loc.Proc.Name)
 			b = append(b, ",\"fragment\":"...)
 			b = strconv.AppendInt(b, int64(loc.Frag), 10)
 			b = append(b, ",\"kind\":"...)
-			b = appendJSONString(b, f.Kind.String())
+			b = jsonw.String(b, f.Kind.String())
 			b = append(b, ",\"symbol\":"...)
-			b = appendJSONString(b, f.Symbol)
+			b = jsonw.String(b, f.Symbol)
 			b = append(b, ",\"offset\":"...)
 			b = strconv.AppendUint(b, loc.Offset, 10)
 		}
@@ -323,11 +301,11 @@ func (a *addrWriter) format(b []byte, ans *symbolize.Answer) []byte {
 			b = append(b, ",\"bb_id\":"...)
 			b = strconv.AppendUint(b, uint64(bb.ID), 10)
 			b = append(b, ",\"bb_metadata\":"...)
-			b = appendMetadataJSON(b, bb.Metadata)
+			b = bb.Metadata.AppendJSON(b)
 		}
 		if hasPos {
 			b = append(b, ",\"file\":"...)
-			b = appendJSONString(b, file)
+			b = jsonw.String(b, file)
 			b = append(b, ",\"line\":"...)
 			b = strconv.AppendInt(b, int64(line), 10)
 			b = append(b, ",\"column\":"...)
@@ -370,44 +348,5 @@ func (a *addrWriter) format(b []byte, ans *symbolize.Answer) []byte {
 	return b
 }
 
-// appendJSONString appends s as a JSON string (RFC 8259, section 7),
-// escaped as encoding/json escapes it: control characters, the HTML
-// characters <, > and &, U+2028 and U+2029, and invalid UTF-8 as U+FFFD.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c == '\n':
-				b = append(b, '\\', 'n')
-			case c == '\r':
-				b = append(b, '\\', 'r')
-			case c == '\t':
-				b = append(b, '\\', 't')
-			case c < 0x20 || c == '<' || c == '>' || c == '&':
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
-			default:
-				b = append(b, c)
-			}
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n == 1:
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&15])
-		default:
-			b = append(b, s[i:i+n]...)
-		}
-		i += n
-	}
-	return append(b, '"')
-}
 
 func newFlushWriter(w io.Writer) *bufio.Writer { return bufio.NewWriter(w) }

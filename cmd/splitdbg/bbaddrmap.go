@@ -67,5 +67,3 @@ func writeBBAddrMap(w io.Writer, path string, asJSON bool) error {
 	return bw.Flush()
 }
 
-// appendMetadataJSON appends m as bbaddrmap -json prints it (for addr).
-func appendMetadataJSON(b []byte, m bbaddrmap.Metadata) []byte { return m.AppendJSON(b) }
