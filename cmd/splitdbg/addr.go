@@ -348,5 +348,4 @@ func (a *addrWriter) format(b []byte, ans *symbolize.Answer) []byte {
 	return b
 }
 
-
 func newFlushWriter(w io.Writer) *bufio.Writer { return bufio.NewWriter(w) }

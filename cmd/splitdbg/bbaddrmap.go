@@ -66,4 +66,3 @@ func writeBBAddrMap(w io.Writer, path string, asJSON bool) error {
 	}
 	return bw.Flush()
 }
-
