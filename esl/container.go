@@ -235,17 +235,17 @@ func Parse(section string, data []byte) (*Table, error) {
 		}
 		m := c.Bytes(4)
 		if [3]byte(m[:3]) != magic {
-			return nil, cursor.Errorf(section, int64(off), ErrCorrupt, "unit magic %q, want \"ESL\"", m[:3])
+			return nil, cursor.Errorf(section, int64(off), cursor.ErrCorrupt, "unit magic %q, want \"ESL\"", m[:3])
 		}
 		if m[3] != Version {
-			return nil, cursor.Errorf(section, int64(off+3), ErrUnsupportedVersion, "unit version %d, want %d", m[3], Version)
+			return nil, cursor.Errorf(section, int64(off+3), cursor.ErrUnsupportedVersion, "unit version %d, want %d", m[3], Version)
 		}
 		var n uint64
 		if c.Need(4, "unit_length") {
 			n = uint64(c.U32())
 		}
 		if c.Err() == nil && n > uint64(c.Len()) {
-			c.FailAt(int64(off+4), ErrTruncated, "unit_length %d exceeds the %d bytes left", n, c.Len())
+			c.FailAt(int64(off+4), cursor.ErrTruncated, "unit_length %d exceeds the %d bytes left", n, c.Len())
 		}
 		if err := c.Err(); err != nil {
 			return nil, err
@@ -282,13 +282,13 @@ func parseUnit(section string, c *cursor.Cursor) (unit, error) {
 	}
 	switch {
 	case u.pcUnit == 0:
-		return u, c.FailAt(pcOff, ErrCorrupt, "pc_unit 0")
+		return u, c.FailAt(pcOff, cursor.ErrCorrupt, "pc_unit 0")
 	case u.aw < 1 || u.aw > 8:
-		return u, c.FailAt(pcOff+1, ErrCorrupt, "addr_width %d", u.aw)
+		return u, c.FailAt(pcOff+1, cursor.ErrCorrupt, "addr_width %d", u.aw)
 	case u.ow < 1 || u.ow > 8:
-		return u, c.FailAt(pcOff+2, ErrCorrupt, "offset_width %d", u.ow)
+		return u, c.FailAt(pcOff+2, cursor.ErrCorrupt, "offset_width %d", u.ow)
 	case flags != 0:
-		return u, c.FailAt(pcOff+3, ErrUnsupported, "flags %#02x", flags)
+		return u, c.FailAt(pcOff+3, cursor.ErrUnsupported, "flags %#02x", flags)
 	}
 	u.base = c.ULEB128()
 	nf := c.Count(1, "file")
@@ -300,7 +300,7 @@ func parseUnit(section string, c *cursor.Cursor) (unit, error) {
 		lenOff := c.Offset()
 		l := c.ULEB128()
 		if c.Err() == nil && l > uint64(c.Len()) {
-			c.FailAt(lenOff, ErrTruncated, "file name of %d bytes, %d left", l, c.Len())
+			c.FailAt(lenOff, cursor.ErrTruncated, "file name of %d bytes, %d left", l, c.Len())
 		}
 		u.files[i] = string(c.Bytes(int(l)))
 	}
@@ -318,10 +318,10 @@ func parseUnit(section string, c *cursor.Cursor) (unit, error) {
 		d := leUint(e[:u.aw])
 		addr := u.base + d
 		if addr < u.base || i > 0 && addr <= prev {
-			return u, cursor.Errorf(section, idxOff+int64(i*(u.aw+u.ow)), ErrCorrupt, "index entry %d: address %#x not above %#x", i, addr, prev)
+			return u, cursor.Errorf(section, idxOff+int64(i*(u.aw+u.ow)), cursor.ErrCorrupt, "index entry %d: address %#x not above %#x", i, addr, prev)
 		}
 		if o := leUint(e[u.aw : u.aw+u.ow]); o >= uint64(len(u.entries)) {
-			return u, cursor.Errorf(section, idxOff+int64(i*(u.aw+u.ow)+u.aw), ErrCorrupt, "index entry %d: offset %d beyond the %d bytes of entries", i, o, len(u.entries))
+			return u, cursor.Errorf(section, idxOff+int64(i*(u.aw+u.ow)+u.aw), cursor.ErrCorrupt, "index entry %d: offset %d beyond the %d bytes of entries", i, o, len(u.entries))
 		}
 		prev = addr
 	}
@@ -399,9 +399,9 @@ func (t *Table) proc(u *unit, i int) (Proc, error) {
 		tag, n := cursor.DecodeULEB128(data[off:])
 		switch {
 		case n == 0:
-			return errAt(off, ErrTruncated, "unterminated tag")
+			return errAt(off, cursor.ErrTruncated, "unterminated tag")
 		case n < 0:
-			return errAt(off, ErrOverflow, "tag")
+			return errAt(off, cursor.ErrOverflow, "tag")
 		case tag == TagEnd:
 			p.Offset = u.entriesOff + int64(off+n)
 			return p, nil
@@ -410,11 +410,11 @@ func (t *Table) proc(u *unit, i int) (Proc, error) {
 		size, n := cursor.DecodeULEB128(data[off:])
 		switch {
 		case n == 0:
-			return errAt(off, ErrTruncated, "unterminated length")
+			return errAt(off, cursor.ErrTruncated, "unterminated length")
 		case n < 0:
-			return errAt(off, ErrOverflow, "length")
+			return errAt(off, cursor.ErrOverflow, "length")
 		case size > uint64(len(data)-off-n):
-			return errAt(off, ErrTruncated, "element of tag %d and length %d, %d bytes left", tag, size, len(data)-off-n)
+			return errAt(off, cursor.ErrTruncated, "element of tag %d and length %d, %d bytes left", tag, size, len(data)-off-n)
 		}
 		off += n
 		val := data[off : off+int(size) : off+int(size)]
@@ -425,21 +425,21 @@ func (t *Table) proc(u *unit, i int) (Proc, error) {
 		f, n := cursor.DecodeULEB128(val)
 		switch {
 		case n == 0:
-			return errAt(off, ErrTruncated, "unterminated initial file")
+			return errAt(off, cursor.ErrTruncated, "unterminated initial file")
 		case n < 0:
-			return errAt(off, ErrOverflow, "initial file")
+			return errAt(off, cursor.ErrOverflow, "initial file")
 		case f >= uint64(len(u.files)) && !(f == 0 && n == len(val)-1):
 			// Only an empty program may go without a file table.
-			return errAt(off, ErrCorrupt, "initial file %d not below the %d files", f, len(u.files))
+			return errAt(off, cursor.ErrCorrupt, "initial file %d not below the %d files", f, len(u.files))
 		}
 		l, m := cursor.DecodeULEB128(val[n:])
 		switch {
 		case m == 0:
-			return errAt(off+n, ErrTruncated, "unterminated initial line")
+			return errAt(off+n, cursor.ErrTruncated, "unterminated initial line")
 		case m < 0:
-			return errAt(off+n, ErrOverflow, "initial line")
+			return errAt(off+n, cursor.ErrOverflow, "initial line")
 		case l > math.MaxUint32:
-			return errAt(off+n, ErrCorrupt, "initial line %d out of range", l)
+			return errAt(off+n, cursor.ErrCorrupt, "initial line %d out of range", l)
 		}
 		p.Start.File, p.Start.Line = uint32(f), uint32(l)
 		p.Code = val[n+m:]

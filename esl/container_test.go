@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/splitdbg/splitdbg/internal/cursor"
 )
 
 func TestTableProcs(t *testing.T) {
@@ -118,26 +120,26 @@ func TestParseErrors(t *testing.T) {
 		off  int64
 		want error
 	}{
-		{"short header", good[:6], 4, ErrTruncated},
-		{"magic", mod(func(b []byte) []byte { b[0] = 'X'; return b }), 0, ErrCorrupt},
-		{"version", mod(func(b []byte) []byte { b[3] = 2; return b }), 3, ErrUnsupportedVersion},
-		{"unit_length", good[:len(good)-1], 4, ErrTruncated},
-		{"pc_unit", mod(func(b []byte) []byte { b[8] = 0; return b }), 8, ErrCorrupt},
-		{"addr_width", mod(func(b []byte) []byte { b[9] = 9; return b }), 9, ErrCorrupt},
-		{"offset_width", mod(func(b []byte) []byte { b[10] = 0; return b }), 10, ErrCorrupt},
-		{"flags", mod(func(b []byte) []byte { b[11] = 1; return b }), 11, ErrUnsupported},
-		{"file count", mod(func(b []byte) []byte { b[0x0e] = 0x7f; return b }), 0x0e, ErrCorrupt},
-		{"file name", mod(func(b []byte) []byte { b[0x0f] = 0x7f; return b }), 0x0f, ErrTruncated},
-		{"proc count", mod(func(b []byte) []byte { b[0x1d] = 0x7f; return b }), 0x1d, ErrCorrupt},
-		{"index order", mod(func(b []byte) []byte { b[0x20] = 0; return b }), 0x20, ErrCorrupt},
-		{"index offset", mod(func(b []byte) []byte { b[0x21] = 0x40; return b }), 0x21, ErrCorrupt},
+		{"short header", good[:6], 4, cursor.ErrTruncated},
+		{"magic", mod(func(b []byte) []byte { b[0] = 'X'; return b }), 0, cursor.ErrCorrupt},
+		{"version", mod(func(b []byte) []byte { b[3] = 2; return b }), 3, cursor.ErrUnsupportedVersion},
+		{"unit_length", good[:len(good)-1], 4, cursor.ErrTruncated},
+		{"pc_unit", mod(func(b []byte) []byte { b[8] = 0; return b }), 8, cursor.ErrCorrupt},
+		{"addr_width", mod(func(b []byte) []byte { b[9] = 9; return b }), 9, cursor.ErrCorrupt},
+		{"offset_width", mod(func(b []byte) []byte { b[10] = 0; return b }), 10, cursor.ErrCorrupt},
+		{"flags", mod(func(b []byte) []byte { b[11] = 1; return b }), 11, cursor.ErrUnsupported},
+		{"file count", mod(func(b []byte) []byte { b[0x0e] = 0x7f; return b }), 0x0e, cursor.ErrCorrupt},
+		{"file name", mod(func(b []byte) []byte { b[0x0f] = 0x7f; return b }), 0x0f, cursor.ErrTruncated},
+		{"proc count", mod(func(b []byte) []byte { b[0x1d] = 0x7f; return b }), 0x1d, cursor.ErrCorrupt},
+		{"index order", mod(func(b []byte) []byte { b[0x20] = 0; return b }), 0x20, cursor.ErrCorrupt},
+		{"index offset", mod(func(b []byte) []byte { b[0x21] = 0x40; return b }), 0x21, cursor.ErrCorrupt},
 		{"overflowing base", mod(func(b []byte) []byte {
 			return setLen(append(b[:0x0c:0x0c], append([]byte{0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x02}, b[0x0e:]...)...))
-		}), 0x0c, ErrOverflow},
+		}), 0x0c, cursor.ErrOverflow},
 	}
 	for _, c := range cases {
 		_, err := Parse("", c.sec)
-		var de *DecodeError
+		var de *cursor.DecodeError
 		if !errors.As(err, &de) || !errors.Is(err, c.want) || de.Offset != c.off || de.Section != DefaultSection {
 			t.Errorf("%s: %v, want %v at %#x", c.name, err, c.want, c.off)
 		}
@@ -150,13 +152,13 @@ func TestParseErrors(t *testing.T) {
 		off  int64
 		want error
 	}{
-		{"element length", mod(func(b []byte) []byte { b[0x23] = 0x7f; return b }), 0x23, ErrTruncated},
-		{"initial file", mod(func(b []byte) []byte { b[0x24] = 1; return b }), 0x24, ErrCorrupt},
+		{"element length", mod(func(b []byte) []byte { b[0x23] = 0x7f; return b }), 0x23, cursor.ErrTruncated},
+		{"initial file", mod(func(b []byte) []byte { b[0x24] = 1; return b }), 0x24, cursor.ErrCorrupt},
 		{"initial line", mod(func(b []byte) []byte {
 			copy(b[0x24:], []byte{0x00, 0x80, 0x80, 0x80, 0x80, 0x10})
 			return b
-		}), 0x25, ErrCorrupt},
-		{"unknown tag length", mod(func(b []byte) []byte { b[0x4e] = 0x7f; return b }), 0x4e, ErrTruncated},
+		}), 0x25, cursor.ErrCorrupt},
+		{"unknown tag length", mod(func(b []byte) []byte { b[0x4e] = 0x7f; return b }), 0x4e, cursor.ErrTruncated},
 	}
 	for _, c := range chain {
 		tab, err := Parse(SectionName, c.sec)
@@ -170,7 +172,7 @@ func TestParseErrors(t *testing.T) {
 				perr = err
 			}
 		}
-		var de *DecodeError
+		var de *cursor.DecodeError
 		if !errors.As(perr, &de) || !errors.Is(perr, c.want) || de.Offset != c.off || de.Section != SectionName {
 			t.Errorf("%s: %v, want %v at %#x", c.name, perr, c.want, c.off)
 		}
@@ -181,7 +183,7 @@ func TestParseErrors(t *testing.T) {
 	tab, _ := Parse("", bad)
 	p, _, _ := tab.Find(0x1230)
 	_, err := decodeAll(p.Program)
-	var de *DecodeError
+	var de *cursor.DecodeError
 	if !errors.As(err, &de) || !errors.Is(err, ErrUnknownCommand) || de.Offset != 0x27 {
 		t.Errorf("program error: %v, want unknown command at 0x27", err)
 	}

@@ -23,7 +23,7 @@ type Program struct {
 }
 
 // Rows iterates over the rows of the program. A malformed program yields
-// one last (Row{}, err) with err a *DecodeError.
+// one last (Row{}, err) with err a *cursor.DecodeError.
 func (p Program) Rows() iter.Seq2[Row, error] {
 	return func(yield func(Row, error) bool) {
 		var r Reader
@@ -82,11 +82,11 @@ func (r *Reader) Reset(p Program) {
 	if p.NumFiles > 0 {
 		r.nfiles = uint64(p.NumFiles)
 		if uint64(p.Start.File) >= r.nfiles {
-			r.err = cursor.Errorf(r.section, r.base, ErrCorrupt, "initial file %d not below the %d files", p.Start.File, p.NumFiles)
+			r.err = cursor.Errorf(r.section, r.base, cursor.ErrCorrupt, "initial file %d not below the %d files", p.Start.File, p.NumFiles)
 		}
 	}
 	if p.PCUnit < 1 || p.PCUnit > 255 {
-		r.err = cursor.Errorf(r.section, r.base, ErrCorrupt, "pc unit %d", p.PCUnit)
+		r.err = cursor.Errorf(r.section, r.base, cursor.ErrCorrupt, "pc unit %d", p.PCUnit)
 	}
 	if r.err != nil {
 		r.code = nil
@@ -103,7 +103,7 @@ func (r *Reader) fail(pos int, sentinel error, format string, args ...any) error
 }
 
 // Next decodes the next row into row. It returns io.EOF after the last
-// row, and a *DecodeError for malformed input, after which it returns the
+// row, and a *cursor.DecodeError for malformed input, after which it returns the
 // same error again. The program may end at any command or row boundary;
 // commands after the last row that do not emit one have no effect.
 func (r *Reader) Next(row *Row) error {
@@ -166,14 +166,14 @@ loop:
 			if b&0xf0 != Escape {
 				hi := int64(int8(b) >> 4)
 				if line += hi; uint64(line) > math.MaxUint32 {
-					return r.fail(pos, ErrCorrupt, "line %d%+d out of range", line-hi, hi)
+					return r.fail(pos, cursor.ErrCorrupt, "line %d%+d out of range", line-hi, hi)
 				}
 				if r.mode == 1 {
 					addr += uint64(b&0x0f+1) * r.unit
 					pos++
 				} else {
 					if pos+1 >= len(code) {
-						return r.fail(pos, ErrTruncated, "data mode 2 row needs 2 bytes")
+						return r.fail(pos, cursor.ErrTruncated, "data mode 2 row needs 2 bytes")
 					}
 					addr += uint64(b&0x0f) * r.unit
 					c := code[pos+1]
@@ -221,13 +221,13 @@ loop:
 					}
 					pos += n
 					if c > math.MaxUint32 {
-						return r.fail(start, ErrCorrupt, "column %d out of range", c)
+						return r.fail(start, cursor.ErrCorrupt, "column %d out of range", c)
 					}
 					r.cur.Column = uint32(c)
 				}
 				addr += uint64(a) * r.unit
 				if line += l; l > math.MaxUint32 || l < -math.MaxUint32 || uint64(line) > math.MaxUint32 {
-					return r.fail(start, ErrCorrupt, "line %d%+d out of range", line-l, l)
+					return r.fail(start, cursor.ErrCorrupt, "line %d%+d out of range", line-l, l)
 				}
 			case op == CmdAddPC || op == CmdAddLine:
 				v, n := sleb1(code, pos)
@@ -238,7 +238,7 @@ loop:
 				if op == CmdAddPC {
 					addr += uint64(v) * r.unit
 				} else if line += v; v > math.MaxUint32 || v < -math.MaxUint32 || uint64(line) > math.MaxUint32 {
-					return r.fail(start, ErrCorrupt, "line %d%+d out of range", line-v, v)
+					return r.fail(start, cursor.ErrCorrupt, "line %d%+d out of range", line-v, v)
 				}
 			case op == CmdSetCol || op == CmdSetFile || op == CmdSetDataMode || op == CmdSetDiscrim:
 				v, n := uleb1(code, pos)
@@ -248,18 +248,18 @@ loop:
 				pos += n
 				switch {
 				case v > math.MaxUint32:
-					return r.fail(start, ErrCorrupt, "%v operand %d out of range", op, v)
+					return r.fail(start, cursor.ErrCorrupt, "%v operand %d out of range", op, v)
 				case op == CmdSetCol:
 					r.cur.Column = uint32(v)
 				case op == CmdSetFile:
 					if r.nfiles > 0 && v >= r.nfiles {
-						return r.fail(start, ErrCorrupt, "file %d not below the %d files", v, r.nfiles)
+						return r.fail(start, cursor.ErrCorrupt, "file %d not below the %d files", v, r.nfiles)
 					}
 					r.cur.File = uint32(v)
 				case op == CmdSetDiscrim:
 					r.cur.Discriminator = uint32(v)
 				case v != 1 && v != 2:
-					return r.fail(start, ErrCorrupt, "data mode %d", v)
+					return r.fail(start, cursor.ErrCorrupt, "data mode %d", v)
 				default:
 					r.mode = uint8(v)
 				}
@@ -333,14 +333,14 @@ func (r *Reader) emit(row *Row) {
 // begins at pos; n is what uleb1 or sleb1 returned.
 func (r *Reader) lebError(start, pos, n int) error {
 	if n == 0 {
-		return r.fail(pos, ErrTruncated, "unterminated LEB128 operand of %v", Command(r.code[start]&0x3f))
+		return r.fail(pos, cursor.ErrTruncated, "unterminated LEB128 operand of %v", Command(r.code[start]&0x3f))
 	}
-	return r.fail(pos, ErrOverflow, "operand of %v", Command(r.code[start]&0x3f))
+	return r.fail(pos, cursor.ErrOverflow, "operand of %v", Command(r.code[start]&0x3f))
 }
 
 // AppendRows decodes the rest of the program, appending its rows to dst.
 // At the end of the program it returns a nil error; on malformed input,
-// the rows before the error and a *DecodeError.
+// the rows before the error and a *cursor.DecodeError.
 func (r *Reader) AppendRows(dst []Row) ([]Row, error) {
 	var row Row
 	for {

@@ -1,35 +1,16 @@
 package esl
 
-import (
-	"errors"
+import "errors"
 
-	"github.com/splitdbg/splitdbg/internal/cursor"
-)
-
-// DecodeError reports malformed ESL input: the section being decoded, the
-// byte offset within it, and the cause, which wraps one of the sentinels
-// below. It is the one error type of every splitdbg decoder
-// (splitdbg.DecodeError).
-type DecodeError = cursor.DecodeError
-
-// Sentinel errors wrapped by *DecodeError, for errors.Is. They are the
-// sentinels of every splitdbg decoder (splitdbg.ErrTruncated...).
-var (
-	// ErrTruncated means the input ended inside a value.
-	ErrTruncated = cursor.ErrTruncated
-	// ErrCorrupt means a value is out of range or inconsistent.
-	ErrCorrupt = cursor.ErrCorrupt
-	// ErrOverflow means a LEB128 value does not fit in 64 bits.
-	ErrOverflow = cursor.ErrOverflow
-	// ErrUnsupportedVersion means a unit version this package does not know.
-	ErrUnsupportedVersion = cursor.ErrUnsupportedVersion
-	// ErrUnsupported means a unit uses a feature (a header flag) this
-	// package does not implement.
-	ErrUnsupported = cursor.ErrUnsupported
-	// ErrUnknownCommand means a command byte whose low 6 bits name no
-	// command of this version.
-	ErrUnknownCommand = errors.New("unknown command")
-)
+// Malformed input is a *splitdbg.DecodeError naming the section and
+// offset, wrapping one of the sentinel errors of package splitdbg
+// (ErrTruncated, ErrCorrupt, ErrOverflow, ErrUnsupportedVersion,
+// ErrUnsupported) or ErrUnknownCommand, for errors.Is: every splitdbg
+// decoder's error type.
+//
+// ErrUnknownCommand means a command byte whose low 6 bits name no command
+// of this version.
+var ErrUnknownCommand = errors.New("unknown command")
 
 // ErrUnencodable is wrapped by the errors of the encoders (AppendProgram,
 // Builder.Add): the rows cannot be expressed, e.g. an address that is not

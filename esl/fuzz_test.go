@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/splitdbg/splitdbg/internal/cursor"
 )
 
 func addGoldenSeeds(f *testing.F) {
@@ -33,14 +35,14 @@ func FuzzDecode(f *testing.F) {
 		}
 		if err == nil {
 			checkRoundTrip(t, p.PCUnit, p.Start, rows)
-		} else if _, ok := err.(*DecodeError); !ok {
-			t.Fatalf("error %v is not a *DecodeError", err)
+		} else if _, ok := err.(*cursor.DecodeError); !ok {
+			t.Fatalf("error %v is not a *cursor.DecodeError", err)
 		}
 
 		tab, err := Parse("", data)
 		if err != nil {
-			if _, ok := err.(*DecodeError); !ok {
-				t.Fatalf("error %v is not a *DecodeError", err)
+			if _, ok := err.(*cursor.DecodeError); !ok {
+				t.Fatalf("error %v is not a *cursor.DecodeError", err)
 			}
 			return
 		}

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/splitdbg/splitdbg/internal/cursor"
 )
 
 // goldenCase is one line of testdata/golden.txt.
@@ -25,9 +27,9 @@ type goldenCase struct {
 }
 
 var sentinels = map[string]error{
-	"truncated":       ErrTruncated,
-	"corrupt":         ErrCorrupt,
-	"overflow":        ErrOverflow,
+	"truncated":       cursor.ErrTruncated,
+	"corrupt":         cursor.ErrCorrupt,
+	"overflow":        cursor.ErrOverflow,
 	"unknown-command": ErrUnknownCommand,
 }
 
@@ -179,7 +181,7 @@ func TestGolden(t *testing.T) {
 			t.Errorf("golden.txt:%d: rows (-want +got):\n%s", c.line, diff)
 		}
 		if c.errKind != nil {
-			var de *DecodeError
+			var de *cursor.DecodeError
 			if !errors.As(err, &de) || !errors.Is(err, c.errKind) || de.Offset != c.errOff || de.Section != DefaultSection {
 				t.Errorf("golden.txt:%d: error %v, want %v at %#x", c.line, err, c.errKind, c.errOff)
 			}
