@@ -58,7 +58,7 @@ func toJSONFunc(p *Proc) jsonFunc {
 // TestAppendJSON: the hand-written writer formats exactly as
 // json.MarshalIndent does, escapes included.
 func TestAppendJSON(t *testing.T) {
-	odd := "a<b>&c\"d\\e\n\t\x01\u2028\u2029\xffé"
+	odd := "a<b>&c\"d\\e\n\t\b\f\x01\u2028\u2029\xffé"
 	procs := []Proc{
 		{Name: "f", Entry: 1, Fragments: []Fragment{{Range: Range{1, 3}, Kind: Hot, Sources: FromSymbols}}, Sources: FromSymbols},
 		{Name: odd, SourceName: odd, Aliases: []string{"x", odd}, Entry: 1 << 62, CompUnit: odd, File: odd, Line: 7,

@@ -14,8 +14,9 @@ import (
 )
 
 // String appends s as a JSON string (RFC 8259, section 7), escaped as
-// encoding/json escapes it: control characters, the HTML characters <, >
-// and &, U+2028 and U+2029, and invalid UTF-8 as U+FFFD.
+// encoding/json escapes it: control characters (\b, \f, \n, \r and \t
+// by name), the HTML characters <, > and &, U+2028 and U+2029, and
+// invalid UTF-8 as U+FFFD.
 func String(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')
@@ -31,6 +32,10 @@ func String(b []byte, s string) []byte {
 				b = append(b, '\\', 'r')
 			case c == '\t':
 				b = append(b, '\\', 't')
+			case c == '\b':
+				b = append(b, '\\', 'b')
+			case c == '\f':
+				b = append(b, '\\', 'f')
 			case c < 0x20 || c == '<' || c == '>' || c == '&':
 				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
 			default:

@@ -8,7 +8,7 @@ import (
 // TestMatchesEncodingJSON: every appender writes what encoding/json
 // writes for the same value.
 func TestMatchesEncodingJSON(t *testing.T) {
-	for _, s := range []string{"", "plain", "a<b>&c\"d\\e\n\r\t\x01\x1f\u2028\u2029\xffé\U0001F600", "\xe2\x80"} {
+	for _, s := range []string{"", "plain", "a<b>&c\"d\\e\n\r\t\b\f\x01\x1f\u2028\u2029\xffé\U0001F600", "\xe2\x80"} {
 		want, _ := json.Marshal(s)
 		if got := String(nil, s); string(got) != string(want) {
 			t.Errorf("String(%q) = %s, want %s", s, got, want)
