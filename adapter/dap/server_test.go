@@ -58,6 +58,23 @@ var coldCases = []coldCase{
 	{"cgo", "cgo/split.c", "c_classify", "C.c_classify"},
 }
 
+// editorPath returns the path an editor names a case's source file by,
+// its absolute path, and the cold line. The cgo program was built in a
+// directory of another name, so there the editor's path is the one the
+// binary records.
+func editorPath(tb testing.TB, bin string, tc coldCase) (string, int) {
+	tb.Helper()
+	file, line := delvetest.ColdLine(tb, tc.src, tc.marker)
+	if tc.bin == "cgo" {
+		return sourcePath(tb, bin, file, line), line
+	}
+	path, err := filepath.Abs(filepath.Join(testbin.Dir(), "..", "src", tc.src))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return path, line
+}
+
 // sourcePath returns the path the binary's line table gives the file of
 // a cold line: what an editor whose checkout matches the build sends.
 func sourcePath(tb testing.TB, bin, file string, line int) string {
@@ -99,17 +116,7 @@ func TestColdLine(t *testing.T) {
 	for _, tc := range coldCases {
 		t.Run(tc.bin, func(t *testing.T) {
 			bin := testbin.Path(t, tc.bin)
-			file, line := delvetest.ColdLine(t, tc.src, tc.marker)
-			// An editor names the file by its absolute path; the cgo
-			// program was built in a directory of another name, so there
-			// the editor's path is the one the binary records.
-			path, err := filepath.Abs(filepath.Join(testbin.Dir(), "..", "src", tc.src))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tc.bin == "cgo" {
-				path = sourcePath(t, bin, file, line)
-			}
+			path, line := editorPath(t, bin, tc)
 			c := dial(t, serve(t))
 			launch(t, c, bin, "cold")
 
