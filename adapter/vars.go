@@ -10,7 +10,6 @@ import (
 
 	"github.com/go-delve/delve/pkg/dwarf/op"
 	"github.com/go-delve/delve/service/api"
-	"github.com/go-delve/delve/service/rpc2"
 
 	"github.com/splitdbg/splitdbg/adapter/locals"
 )
@@ -309,12 +308,17 @@ func (c *Client) readOnly(addr uint64, n int) ([]byte, bool) {
 	return nil, false
 }
 
+// examineLimit is the most bytes Delve's ExamineMemory returns in one
+// call (examineLimit, not imported: the core speaks no
+// protocol).
+const examineLimit = 1 << 16
+
 // readMemory reads n bytes of the process at addr, in as many calls as
 // Delve's limit on one takes.
 func (c *Client) readMemory(addr uint64, n int) ([]byte, error) {
-	out := make([]byte, 0, min(n, rpc2.ExamineMemoryLengthLimit))
+	out := make([]byte, 0, min(n, examineLimit))
 	for len(out) < n {
-		k := min(n-len(out), rpc2.ExamineMemoryLengthLimit)
+		k := min(n-len(out), examineLimit)
 		b, _, err := c.delve.ExamineMemory(addr+uint64(len(out)), k)
 		if err != nil {
 			return nil, err

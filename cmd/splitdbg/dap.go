@@ -31,12 +31,10 @@ instead. Either way it exits when the session ends. Launch requests take
 mode "exec" (program: a built executable) or "debug" (program: a Go main
 package, built without optimizations); attach requests a local
 processId. Delve's --log, --log-output and --log-dest are accepted, so
-editors that start "dlv dap" can start splitdbg instead, e.g. in VS Code:
+an editor that runs "dlv dap --listen=127.0.0.1:PORT ..." runs splitdbg
+when told that splitdbg is its dlv, e.g. in VS Code's settings:
 
-  "go.alternateTools": {"dlv": "/path/to/splitdbg-dlv"}
-
-where splitdbg-dlv is a script: exec splitdbg "$@" (VS Code runs
-"dlv dap --listen=127.0.0.1:PORT ...").
+  "go.alternateTools": {"dlv": "/path/to/splitdbg"}
 
 It listens on the loopback interface unless told otherwise, like Delve:
 anyone who can connect can run code as you.`,
