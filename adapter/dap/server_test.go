@@ -170,7 +170,17 @@ func TestColdLine(t *testing.T) {
 					t.Errorf("scopes in tally.cold: %s", describe(e))
 				}
 			} else {
-				checkScopes(t, c, f0.Id)
+				vars := checkScopes(t, c, f0.Id)
+				if tc.bin == "demo" {
+					// As the README shows, and gdb: x = 7, k = 0.
+					var got []string
+					for _, v := range vars {
+						got = append(got, v.Name+" = "+v.Value)
+					}
+					if strings.Join(got, ", ") != "x = 7, k = 0" {
+						t.Errorf("variables of scale at the cold line: %v, want x = 7, k = 0", got)
+					}
+				}
 			}
 
 			dis := call[*dap.DisassembleResponse](c, "disassemble", map[string]any{
@@ -222,7 +232,7 @@ func TestColdLine(t *testing.T) {
 
 // checkScopes checks that frame has a Locals scope with variables, none
 // unreadable for want of a function context.
-func checkScopes(t *testing.T, c *client, frame int) {
+func checkScopes(t *testing.T, c *client, frame int) []dap.Variable {
 	t.Helper()
 	scopes := call[*dap.ScopesResponse](c, "scopes", map[string]any{"frameId": frame})
 	if len(scopes.Body.Scopes) == 0 || !strings.HasPrefix(scopes.Body.Scopes[0].Name, "Locals") {
@@ -237,6 +247,7 @@ func checkScopes(t *testing.T, c *client, frame int) {
 			t.Errorf("variable %s = %s", v.Name, v.Value)
 		}
 	}
+	return vars.Body.Variables
 }
 
 // TestMalformed sends what a broken client might: each gets an error
