@@ -96,6 +96,7 @@ type builder struct {
 	blocks *bbaddrmap.Index    // set by the BB address map's merge
 	bat    *bat.Table          // set by BAT's merge
 	order  []map[uint64]uint32 // by rank: fragment start → order key (see splitSource)
+	keyers []logicalKeyer      // the sources LogicalKey asks
 }
 
 type bproc struct {
@@ -541,6 +542,6 @@ func (b *builder) finish() (*Table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", b.f.Name, err)
 	}
-	t.blocks, t.bat = b.blocks, b.bat
+	t.blocks, t.bat, t.keyers = b.blocks, b.bat, b.keyers
 	return t, nil
 }

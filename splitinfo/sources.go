@@ -36,6 +36,13 @@ type sourceData interface {
 	merge(b *builder, keys map[uint64]uint32)
 }
 
+// A logicalKeyer is evidence that places an address in its function's
+// layout before splitting (see Table.LogicalKey): the Table keeps the
+// sources that are, asked in the order they merge.
+type logicalKeyer interface {
+	logicalKey(addr uint64) (origin, key uint64, ok bool)
+}
+
 // splitSources are the split sources, in the order they merge. A new
 // source is its leaf package, its read and merge, and one line here.
 var splitSources = []splitSource{
@@ -55,6 +62,9 @@ func (b *builder) readSources() error {
 		if ev != nil {
 			ev.merge(b, b.orderKeys(src.rank))
 		}
+		if k, ok := ev.(logicalKeyer); ok {
+			b.keyers = append(b.keyers, k)
+		}
 	}
 	return nil
 }
@@ -67,8 +77,12 @@ func (b *builder) orderKeys(r int) map[uint64]uint32 {
 	return b.order[r]
 }
 
-// bbAddrMap is LLVM's basic-block address map (SHT_LLVM_BB_ADDR_MAP).
-type bbAddrMap []bbaddrmap.Func
+// bbAddrMap is LLVM's basic-block address map (SHT_LLVM_BB_ADDR_MAP),
+// with its address index.
+type bbAddrMap struct {
+	fns []bbaddrmap.Func
+	idx *bbaddrmap.Index
+}
 
 func readBBAddrMap(f *elfx.File) (sourceData, error) {
 	if len(bbaddrmap.Sections(f.File)) == 0 {
@@ -78,15 +92,16 @@ func readBBAddrMap(f *elfx.File) (sourceData, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f.Name, err)
 	}
-	return bbAddrMap(fns), nil
+	return &bbAddrMap{fns, bbaddrmap.NewIndex(fns)}, nil
 }
 
 // merge merges LLVM's basic-block address map: each range of a function
 // is a fragment of the procedure whose entry is the function's address,
 // and the smallest block ID of a fragment gives its place in the
 // function's pre-split block order.
-func (fns bbAddrMap) merge(b *builder, keys map[uint64]uint32) {
-	b.blocks = bbaddrmap.NewIndex(fns)
+func (m *bbAddrMap) merge(b *builder, keys map[uint64]uint32) {
+	b.blocks = m.idx
+	fns := m.fns
 	for i := range fns {
 		fn := &fns[i]
 		if len(fn.Ranges) == 0 {
@@ -114,6 +129,17 @@ func (fns bbAddrMap) merge(b *builder, keys map[uint64]uint32) {
 	}
 }
 
+// logicalKey is the block ID and the offset in the block; origin is the
+// function's address in the map.
+func (m *bbAddrMap) logicalKey(addr uint64) (origin, key uint64, ok bool) {
+	bl, ok := m.idx.Lookup(addr)
+	if !ok {
+		return 0, 0, false
+	}
+	fn := &m.idx.Funcs()[bl.Func]
+	return fn.Addr(), uint64(bl.ID)<<32 | (addr - bl.Start), true
+}
+
 // batTable is BOLT address translation (.note.bolt_bat).
 type batTable struct{ *bat.Table }
 
@@ -126,6 +152,12 @@ func readBAT(f *elfx.File) (sourceData, error) {
 		return nil, err
 	}
 	return batTable{t}, nil
+}
+
+// logicalKey is the input offset; origin is the BOLT hot fragment.
+func (t batTable) logicalKey(addr uint64) (origin, key uint64, ok bool) {
+	l, ok := t.Translate(addr, false)
+	return l.Function.Addr, l.InputOffset, ok
 }
 
 // merge merges BOLT address translation: each cold fragment belongs to
@@ -298,17 +330,12 @@ func (t *Table) Block(pc uint64) (BlockLoc, bool) {
 // address translation, the input offset. origin identifies the function
 // the key is relative to (its address in the map, or the BOLT hot
 // fragment); keys of one origin order addresses as the unsplit code
-// would. ok is false without either source.
+// would. ok is false without either source. Each source that knows such
+// keys answers in turn, in the order the sources merge.
 func (t *Table) LogicalKey(addr uint64) (origin, key uint64, ok bool) {
-	if t.blocks != nil {
-		if bl, found := t.blocks.Lookup(addr); found {
-			fn := &t.blocks.Funcs()[bl.Func]
-			return fn.Addr(), uint64(bl.ID)<<32 | (addr - bl.Start), true
-		}
-	}
-	if t.bat != nil {
-		if l, found := t.bat.Translate(addr, false); found {
-			return l.Function.Addr, l.InputOffset, true
+	for _, k := range t.keyers {
+		if origin, key, ok = k.logicalKey(addr); ok {
+			return origin, key, true
 		}
 	}
 	return 0, 0, false

@@ -25,6 +25,7 @@ type Table struct {
 
 	blocks *bbaddrmap.Index // nil without a BB address map
 	bat    *bat.Table       // nil without BOLT address translation
+	keyers []logicalKeyer   // the sources that answer LogicalKey
 }
 
 // span is one fragment in the address index.
