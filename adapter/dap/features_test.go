@@ -3,13 +3,16 @@ package dap
 import (
 	"encoding/base64"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/go-delve/delve/service"
 	delvedap "github.com/go-delve/delve/service/dap"
@@ -261,4 +264,98 @@ func TestHotGoAsDelve(t *testing.T) {
 	if diff := cmp.Diff(delve, ours); diff != "" {
 		t.Errorf("splitdbg dap differs from dlv dap at a stop in hot Go code (-dlv dap +splitdbg):\n%s", diff)
 	}
+}
+
+// TestAttach attaches to a running process by processId, pauses it,
+// reads its threads, and disconnects: the process keeps running.
+func TestAttach(t *testing.T) {
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep program")
+	}
+	cmd := exec.Command(sleep, "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	c := dial(t, serve(t))
+	call[*dap.InitializeResponse](c, "initialize", map[string]any{"adapterID": "go"})
+	r := c.response(c.send("attach", map[string]any{"mode": "local", "processId": cmd.Process.Pid}))
+	if e, ok := r.(*dap.ErrorResponse); ok {
+		if strings.Contains(describe(e), "not permitted") {
+			t.Skipf("ptrace is not permitted here: %s", describe(e))
+		}
+		t.Fatalf("attach: %s", describe(e))
+	}
+	nextEvent[*dap.InitializedEvent](c)
+	call[*dap.ConfigurationDoneResponse](c, "configurationDone", nil)
+	call[*dap.PauseResponse](c, "pause", map[string]any{"threadId": cmd.Process.Pid})
+	ev := nextEvent[*dap.StoppedEvent](c)
+	if ev.Body.ThreadId != cmd.Process.Pid {
+		t.Errorf("stopped on thread %d, want the process's one thread %d", ev.Body.ThreadId, cmd.Process.Pid)
+	}
+	call[*dap.DisconnectResponse](c, "disconnect", map[string]any{})
+	time.Sleep(100 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Errorf("the attached process is gone after disconnect: %v", err)
+	}
+}
+
+// TestRestart restarts a program stopped at a cold-line breakpoint: it
+// stops there again, at the new load address.
+func TestRestart(t *testing.T) {
+	bin := testbin.Path(t, "demo")
+	c := dial(t, serve(t))
+	launch(t, c, bin, "cold")
+	path, line := editorPath(t, bin, coldCases[0])
+	call[*dap.SetBreakpointsResponse](c, "setBreakpoints", map[string]any{
+		"source": map[string]any{"path": path}, "breakpoints": []map[string]any{{"line": line}}})
+	call[*dap.ConfigurationDoneResponse](c, "configurationDone", nil)
+	_, before := stopped(t, c, "breakpoint")
+	call[*dap.RestartResponse](c, "restart", nil)
+	_, after := stopped(t, c, "breakpoint")
+	if after[0].Name != before[0].Name || after[0].Line != line {
+		t.Errorf("after restart: frame 0 %+v, want %s at line %d", after[0], before[0].Name, line)
+	}
+	call[*dap.DisconnectResponse](c, "disconnect", map[string]any{})
+}
+
+// TestDebugMode launches a Go main package in mode "debug", as VS Code's
+// default configuration does: splitdbg builds it without optimizations
+// and stops at a breakpoint in it.
+func TestDebugMode(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	dir := t.TempDir()
+	src := "package main\n\nimport \"fmt\"\n\nfunc main() {\n\tn := 6 * 7\n\tfmt.Println(n)\n}\n"
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/hello\n\ngo 1.26\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := dial(t, serve(t))
+	call[*dap.InitializeResponse](c, "initialize", map[string]any{"adapterID": "go"})
+	r := c.response(c.send("launch", map[string]any{"mode": "debug", "program": dir}))
+	if e, ok := r.(*dap.ErrorResponse); ok {
+		t.Fatalf("launch: %s", describe(e))
+	}
+	nextEvent[*dap.InitializedEvent](c)
+	call[*dap.SetBreakpointsResponse](c, "setBreakpoints", map[string]any{
+		"source": map[string]any{"path": filepath.Join(dir, "main.go")}, "breakpoints": []map[string]any{{"line": 7}}})
+	call[*dap.ConfigurationDoneResponse](c, "configurationDone", nil)
+	_, frames := stopped(t, c, "breakpoint")
+	if frames[0].Name != "main.main" || frames[0].Line != 7 {
+		t.Fatalf("frame 0 %+v, want main.main at line 7", frames[0])
+	}
+	if got := evaluate(t, c, frames[0].Id, "n"); got != "42" {
+		t.Errorf("n = %s, want 42 (built without optimizations)", got)
+	}
+	call[*dap.ContinueResponse](c, "continue", map[string]any{"threadId": 1})
+	nextEvent[*dap.TerminatedEvent](c)
+	if !strings.Contains(c.output["stdout"], "42") {
+		t.Errorf("stdout %q", c.output["stdout"])
+	}
+	call[*dap.DisconnectResponse](c, "disconnect", map[string]any{})
 }

@@ -39,6 +39,8 @@ type debuggee struct {
 	busy atomic.Int32
 	// built is a binary this session built (mode "debug"), removed at the end.
 	built string
+	// args are a launched program's arguments, for restart.
+	args []string
 
 	run runState
 	h   handles
@@ -203,21 +205,16 @@ func (s *Server) onLaunch(r *dap.LaunchRequest) {
 		}
 	}
 	sort.Strings(cfg.Env)
-	d := &debuggee{stopOnEntry: a.StopOnEntry, built: built}
-	var outr []*os.File
-	for range 2 {
-		pr, pw, err := os.Pipe()
-		if err != nil {
-			s.fail(&r.Request, errFailedToLaunch, "Failed to launch", err)
-			return
-		}
-		outr, d.outw = append(outr, pr), append(d.outw, pw)
+	d := &debuggee{stopOnEntry: a.StopOnEntry, built: built, args: a.Args}
+	if err := d.pipes(); err != nil {
+		s.fail(&r.Request, errFailedToLaunch, "Failed to launch", err)
+		return
 	}
 	cfg.Stdout, cfg.Stderr = d.outw[0], d.outw[1]
 	sess, err := session.Start(cfg)
 	if err != nil {
 		d.closeOutput()
-		for _, f := range outr {
+		for _, f := range d.outr {
 			f.Close()
 		}
 		if built != "" {
@@ -226,11 +223,7 @@ func (s *Server) onLaunch(r *dap.LaunchRequest) {
 		s.fail(&r.Request, errFailedToLaunch, "Failed to launch", err)
 		return
 	}
-	d.outr = outr
-	for i, f := range outr {
-		d.readers.Add(1)
-		go s.copyOutput(d, f, [...]string{"stdout", "stderr"}[i])
-	}
+	s.readOutput(d)
 	s.started(d, sess, &r.Request)
 	s.send(&dap.LaunchResponse{Response: response(&r.Request)})
 	s.send(&dap.InitializedEvent{Event: event("initialized")})
@@ -275,6 +268,32 @@ func (s *Server) started(d *debuggee, sess *session.Session, req *dap.Request) {
 	s.dbg = d
 	s.mu.Unlock()
 	s.logf("%s: debugging %s (Go program: %v)", req.Command, d.c.Resolver().Executable(), d.goProgram)
+}
+
+// pipes makes the pipes a launched program's stdout and stderr go to.
+func (d *debuggee) pipes() error {
+	var r, w []*os.File
+	for range 2 {
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			for _, f := range append(r, w...) {
+				f.Close()
+			}
+			return err
+		}
+		r, w = append(r, pr), append(w, pw)
+	}
+	d.outr, d.outw = r, w
+	return nil
+}
+
+// readOutput starts sending what arrives on the output pipes as output
+// events.
+func (s *Server) readOutput(d *debuggee) {
+	for i, f := range d.outr {
+		d.readers.Add(1)
+		go s.copyOutput(d, f, [...]string{"stdout", "stderr"}[i])
+	}
 }
 
 // copyOutput sends what the program writes to f as output events.
@@ -440,7 +459,18 @@ func (s *Server) shutdown(terminate bool) error {
 
 func (s *Server) onRestart(d *debuggee, r *dap.RestartRequest) {
 	d.run.stop(d)
-	if _, err := d.c.Restart(false); err != nil {
+	var err error
+	if d.sess.Attached {
+		_, err = d.c.Restart(false)
+	} else if err = d.pipes(); err == nil {
+		// Delve restarts a program whose output went to files it was
+		// given (and closed after the start) only with the arguments and
+		// redirections said again: new pipes, by name.
+		redirects := [3]string{"", fdPath(d.outw[0]), fdPath(d.outw[1])}
+		_, err = d.c.RestartFrom(false, "", true, d.args, redirects, false)
+		s.readOutput(d)
+	}
+	if err != nil {
 		s.fail(&r.Request, errInternal, "Unable to restart", err)
 		return
 	}
@@ -452,6 +482,9 @@ func (s *Server) onRestart(d *debuggee, r *dap.RestartRequest) {
 	}
 	s.resume(d, "continue", 0, "")
 }
+
+// fdPath names an open file of this process by its descriptor.
+func fdPath(f *os.File) string { return fmt.Sprintf("/proc/self/fd/%d", f.Fd()) }
 
 // exited reports an error that only says the process is gone.
 func exited(err error) bool {
