@@ -290,7 +290,7 @@ func parseUnit(section string, c *cursor.Cursor) (unit, error) {
 	case flags != 0:
 		return u, c.FailAt(pcOff+3, cursor.ErrUnsupported, "flags %#02x", flags)
 	}
-	u.base = c.ULEB128()
+	u.base = c.ULEB128Of("base_address")
 	nf := c.Count(1, "file")
 	if err := c.Err(); err != nil {
 		return u, err
@@ -298,7 +298,7 @@ func parseUnit(section string, c *cursor.Cursor) (unit, error) {
 	u.files = make([]string, nf)
 	for i := range u.files {
 		lenOff := c.Offset()
-		l := c.ULEB128()
+		l := c.ULEB128Of("file name length")
 		if c.Err() == nil && l > uint64(c.Len()) {
 			c.FailAt(lenOff, cursor.ErrTruncated, "file name of %d bytes, %d left", l, c.Len())
 		}
@@ -390,60 +390,44 @@ func (t *Table) proc(u *unit, i int) (Proc, error) {
 	p.PCUnit = u.pcUnit
 	p.NumFiles = len(u.files)
 	p.Section = t.section
-	data := u.entries
-	off := int(leUint(e[u.aw:])) // checked by Parse
-	errAt := func(at int, sentinel error, format string, args ...any) (Proc, error) {
-		return Proc{}, cursor.Errorf(t.section, u.entriesOff+int64(at), sentinel, format, args...)
-	}
+	var c cursor.Cursor
+	c.Reset(t.section, u.entriesOff, u.entries)
+	c.Skip(int(leUint(e[u.aw:]))) // checked by Parse
 	for {
-		tag, n := cursor.DecodeULEB128(data[off:])
-		switch {
-		case n == 0:
-			return errAt(off, cursor.ErrTruncated, "unterminated tag")
-		case n < 0:
-			return errAt(off, cursor.ErrOverflow, "tag")
-		case tag == TagEnd:
-			p.Offset = u.entriesOff + int64(off+n)
+		tag := c.ULEB128Of("tag")
+		if c.Err() == nil && tag == TagEnd {
+			p.Offset = c.Offset()
 			return p, nil
 		}
-		off += n
-		size, n := cursor.DecodeULEB128(data[off:])
-		switch {
-		case n == 0:
-			return errAt(off, cursor.ErrTruncated, "unterminated length")
-		case n < 0:
-			return errAt(off, cursor.ErrOverflow, "length")
-		case size > uint64(len(data)-off-n):
-			return errAt(off, cursor.ErrTruncated, "element of tag %d and length %d, %d bytes left", tag, size, len(data)-off-n)
+		sizeOff := c.Offset()
+		size := c.ULEB128Of("length")
+		if c.Err() == nil && size > uint64(c.Len()) {
+			c.FailAt(sizeOff, cursor.ErrTruncated, "element of tag %d and length %d, %d bytes left", tag, size, c.Len())
 		}
-		off += n
-		val := data[off : off+int(size) : off+int(size)]
+		val := c.Sub(int(size))
+		if err := c.Err(); err != nil {
+			return Proc{}, err
+		}
 		if tag != TagESL {
-			off += int(size)
 			continue
 		}
-		f, n := cursor.DecodeULEB128(val)
-		switch {
-		case n == 0:
-			return errAt(off, cursor.ErrTruncated, "unterminated initial file")
-		case n < 0:
-			return errAt(off, cursor.ErrOverflow, "initial file")
-		case f >= uint64(len(u.files)) && !(f == 0 && n == len(val)-1):
-			// Only an empty program may go without a file table.
-			return errAt(off, cursor.ErrCorrupt, "initial file %d not below the %d files", f, len(u.files))
+		fileOff := val.Offset()
+		f := val.ULEB128Of("initial file")
+		// Only an empty program may go without a file table.
+		if val.Err() == nil && f >= uint64(len(u.files)) && !(f == 0 && val.Len() == 1) {
+			val.FailAt(fileOff, cursor.ErrCorrupt, "initial file %d not below the %d files", f, len(u.files))
 		}
-		l, m := cursor.DecodeULEB128(val[n:])
-		switch {
-		case m == 0:
-			return errAt(off+n, cursor.ErrTruncated, "unterminated initial line")
-		case m < 0:
-			return errAt(off+n, cursor.ErrOverflow, "initial line")
-		case l > math.MaxUint32:
-			return errAt(off+n, cursor.ErrCorrupt, "initial line %d out of range", l)
+		lineOff := val.Offset()
+		l := val.ULEB128Of("initial line")
+		if val.Err() == nil && l > math.MaxUint32 {
+			val.FailAt(lineOff, cursor.ErrCorrupt, "initial line %d out of range", l)
+		}
+		if err := val.Err(); err != nil {
+			return Proc{}, err
 		}
 		p.Start.File, p.Start.Line = uint32(f), uint32(l)
-		p.Code = val[n+m:]
-		p.Offset = u.entriesOff + int64(off+n+m)
+		p.Offset = val.Offset()
+		p.Code = val.Bytes(val.Len())
 		return p, nil
 	}
 }

@@ -212,12 +212,16 @@ func (c *Cursor) ULEB128() uint64 {
 	return c.uleb128()
 }
 
-func (c *Cursor) uleb128() uint64 {
+func (c *Cursor) uleb128() uint64 { return c.ULEB128Of("ULEB128") }
+
+// ULEB128Of is ULEB128 for a value that errors call what: "unterminated
+// what" (ErrTruncated), or what (ErrOverflow).
+func (c *Cursor) ULEB128Of(what string) uint64 {
 	if c.err != nil {
 		return 0
 	}
 	v, n := DecodeULEB128(c.data[c.off:])
-	return c.leb(v, n, "ULEB128")
+	return c.leb(v, n, what)
 }
 
 // leb advances past a LEB128 value of n bytes as DecodeULEB128 and
