@@ -2,10 +2,10 @@ package adapter
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/go-delve/delve/service/api"
 
+	"github.com/splitdbg/splitdbg/linetable"
 	"github.com/splitdbg/splitdbg/splitinfo"
 )
 
@@ -64,7 +64,7 @@ func (c *Client) lineRequest(req *api.Breakpoint, rules [][2]string) *api.Breakp
 	if !plainRequest(req) || req.File == "" || req.Line <= 0 {
 		return nil
 	}
-	locs, ok := c.findLine(api.EvalScope{GoroutineID: -1}, req.File+":"+strconv.Itoa(req.Line), true, rules)
+	locs, ok := c.findLine(api.EvalScope{GoroutineID: -1}, linetable.LineSpec(req.File, req.Line), true, rules)
 	if !ok {
 		return nil
 	}
@@ -79,7 +79,7 @@ func (c *Client) splitFuncRequest(req *api.Breakpoint) (Resolution, bool) {
 	if !plainRequest(req) || req.File != "" || req.FunctionName == "" || req.Line != 0 {
 		return Resolution{}, false
 	}
-	res, err := c.res.Resolve(req.FunctionName)
+	res, err := c.res.ResolveSpec(linetable.FuncSpec(req.FunctionName))
 	if err != nil || len(res.Locs) != 1 || !res.Locs[0].Split() {
 		return Resolution{}, false
 	}

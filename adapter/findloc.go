@@ -7,6 +7,8 @@ import (
 
 	"github.com/go-delve/delve/pkg/locspec"
 	"github.com/go-delve/delve/service/api"
+
+	"github.com/splitdbg/splitdbg/linetable"
 )
 
 // specKind classifies a Delve location spec by what splitdbg does with it.
@@ -61,12 +63,16 @@ func (c *Client) FindLocation(scope api.EvalScope, loc string, findInstructions 
 		return nil, "", err
 	}
 	switch classify(loc) {
-	case specLine:
-		if locs, ok := c.findLine(ds, loc, findInstructions, rules); ok {
-			return locs, "", nil
+	case specLine, specFunc:
+		spec, err := linetable.ParseSpec(loc)
+		if err != nil {
+			break
 		}
-	case specFunc:
-		if locs, _, ok := c.findFunc(ds, loc, findInstructions, rules); ok {
+		if spec.Line > 0 {
+			if locs, ok := c.findLine(ds, spec, findInstructions, rules); ok {
+				return locs, "", nil
+			}
+		} else if locs, _, ok := c.findFunc(ds, spec, findInstructions, rules); ok {
 			return locs, "", nil
 		}
 	case specOffset:
@@ -90,8 +96,8 @@ func (c *Client) plainFind(ds api.EvalScope, loc string, findInstructions bool, 
 // findLine resolves FILE:LINE when the line has code in a moved fragment:
 // Delve's addresses (which never include moved code) plus ours in moved
 // fragments. ok is false when the line has no code in moved fragments.
-func (c *Client) findLine(ds api.EvalScope, spec string, findInstructions bool, rules [][2]string) ([]api.Location, bool) {
-	res, err := c.res.Resolve(unsubstitute(spec, rules))
+func (c *Client) findLine(ds api.EvalScope, spec linetable.Spec, findInstructions bool, rules [][2]string) ([]api.Location, bool) {
+	res, err := c.res.ResolveSpec(unsubstitute(spec, rules))
 	if err != nil || !res.Moved() {
 		return nil, false
 	}
@@ -99,7 +105,7 @@ func (c *Client) findLine(ds api.EvalScope, spec string, findInstructions bool, 
 	var pids []int
 	if !allMoved(&res) {
 		// Delve finds the addresses outside moved code: keep its choice.
-		if dl, _, err := c.delve.FindLocation(ds, spec, findInstructions, rules); err == nil && len(dl) == 1 {
+		if dl, _, err := c.delve.FindLocation(ds, spec.Text, findInstructions, rules); err == nil && len(dl) == 1 {
 			pcs = append(pcs, dl[0].PCs...)
 			pids = dl[0].PCPids
 		}
@@ -153,13 +159,13 @@ func allProc(res *Resolution) bool {
 // is unusable (cgo) or starts in moved code (clang 19 lists the cold
 // range first). When Delve's answer is in the entry fragment it is kept
 // and delve is true. ok is false for a function that is not split.
-func (c *Client) findFunc(ds api.EvalScope, spec string, findInstructions bool, rules [][2]string) (locs []api.Location, delve, ok bool) {
-	res, err := c.res.Resolve(spec)
+func (c *Client) findFunc(ds api.EvalScope, spec linetable.Spec, findInstructions bool, rules [][2]string) (locs []api.Location, delve, ok bool) {
+	res, err := c.res.ResolveSpec(spec)
 	if err != nil || len(res.Locs) != 1 || !res.Locs[0].Split() {
 		return nil, false, false
 	}
 	ours := res.Locs[0]
-	if dl, _, err := c.delve.FindLocation(ds, spec, findInstructions, rules); err == nil && len(dl) > 0 {
+	if dl, _, err := c.delve.FindLocation(ds, spec.Text, findInstructions, rules); err == nil && len(dl) > 0 {
 		inEntry := true
 		for _, l := range dl {
 			for _, pc := range l.PCs {
@@ -211,25 +217,25 @@ func (c *Client) findOffset(scope api.EvalScope, spec string, findInstructions b
 	if err != nil {
 		return nil, false, err
 	}
-	fileLine := f.File + ":" + strconv.Itoa(line)
+	fileLine := linetable.LineSpec(f.File, line)
 	if locs, ok := c.findLine(ds, fileLine, findInstructions, nil); ok {
 		return locs, true, nil
 	}
-	locs, _, err := c.plainFind(ds, fileLine, findInstructions, nil)
+	locs, _, err := c.plainFind(ds, fileLine.Text, findInstructions, nil)
 	return locs, true, err
 }
 
-// unsubstitute maps a FILE:LINE spec written with the client's paths back
-// to the paths in the binary, undoing Delve's substitute-path rules
-// ({from: binary path, to: client path}).
-func unsubstitute(spec string, rules [][2]string) string {
-	if len(rules) == 0 {
+// unsubstitute maps the file of a location written with the client's
+// paths back to the path in the binary, undoing Delve's substitute-path
+// rules ({from: binary path, to: client path}).
+func unsubstitute(spec linetable.Spec, rules [][2]string) linetable.Spec {
+	if len(rules) == 0 || spec.File == "" {
 		return spec
 	}
-	i := strings.LastIndexByte(spec, ':')
 	rev := make([][2]string, len(rules))
 	for j, r := range rules {
 		rev[j] = [2]string{r[1], r[0]}
 	}
-	return locspec.SubstitutePath(spec[:i], rev) + spec[i:]
+	spec.File = locspec.SubstitutePath(spec.File, rev)
+	return spec
 }

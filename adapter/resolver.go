@@ -264,20 +264,25 @@ func (res *Resolution) Moved() bool {
 // start in its entry fragment. The executable is searched first, then the
 // shared libraries.
 func (r *Resolver) Resolve(spec string) (Resolution, error) {
-	if a, ok := strings.CutPrefix(spec, "*"); ok {
-		addr, err := linetable.ParseAddr(a)
-		if err != nil {
-			return Resolution{}, fmt.Errorf("adapter: location %q: %w", spec, err)
-		}
-		im := r.imageOf(addr)
+	s, err := linetable.ParseSpec(spec)
+	if err != nil {
+		return Resolution{}, fmt.Errorf("adapter: %w", err)
+	}
+	return r.ResolveSpec(s)
+}
+
+// ResolveSpec resolves a parsed location, as Resolve.
+func (r *Resolver) ResolveSpec(s linetable.Spec) (Resolution, error) {
+	if s.IsAddr {
+		im := r.imageOf(s.Addr)
 		if im == nil {
-			return Resolution{}, fmt.Errorf("adapter: location %q: %w", spec, linetable.ErrNotFound)
+			return Resolution{}, fmt.Errorf("adapter: location %q: %w", s.Text, linetable.ErrNotFound)
 		}
-		return r.resolveIn(im, spec, fmt.Sprintf("*%#x", addr-im.bias))
+		return r.resolveIn(im, s)
 	}
 	var first error
 	for im := range r.images() {
-		res, err := r.resolveIn(im, spec, spec)
+		res, err := r.resolveIn(im, s)
 		if err == nil {
 			return res, nil
 		}
@@ -291,18 +296,21 @@ func (r *Resolver) Resolve(spec string) (Resolution, error) {
 	return Resolution{}, first
 }
 
-// resolveIn resolves spec in one image; linkSpec is spec in link-time
-// addresses.
-func (r *Resolver) resolveIn(im *image, spec, linkSpec string) (Resolution, error) {
+// resolveIn resolves s in one image; an address is a runtime address.
+func (r *Resolver) resolveIn(im *image, s linetable.Spec) (Resolution, error) {
 	t, err := im.load()
 	if err != nil {
 		return Resolution{}, err
 	}
-	bp, err := t.lines.Resolve(linkSpec)
+	link := s
+	if s.IsAddr {
+		link.Addr -= im.bias
+	}
+	bp, err := t.lines.ResolveSpec(link)
 	if err != nil {
 		return Resolution{}, fmt.Errorf("adapter: %w", err)
 	}
-	res := Resolution{Spec: spec, File: bp.File, Line: bp.Line}
+	res := Resolution{Spec: s.Text, File: bp.File, Line: bp.Line}
 	for _, l := range bp.Locs {
 		loc := Location{NoStmt: l.NoStmt, Frame: Frame{
 			PC:    l.Addr + im.bias,

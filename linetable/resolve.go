@@ -86,21 +86,22 @@ func (b *Breakpoint) Procs() []*splitinfo.Proc {
 // Resolve resolves a location spec: FUNC, FILE:LINE, FILE:FUNC (to pick one
 // of several static functions of one name) or *ADDR.
 func (t *Table) Resolve(spec string) (Breakpoint, error) {
-	if a, ok := strings.CutPrefix(spec, "*"); ok {
-		addr, err := ParseAddr(a)
-		if err != nil {
-			return Breakpoint{}, err
-		}
-		return t.addrBreakpoint(spec, addr)
+	s, err := ParseSpec(spec)
+	if err != nil {
+		return Breakpoint{}, err
 	}
-	if i := strings.LastIndexByte(spec, ':'); i > 0 && i < len(spec)-1 {
-		file, rest := spec[:i], spec[i+1:]
-		if line, err := strconv.Atoi(rest); err == nil {
-			return t.LineAddrs(file, line)
-		}
-		return t.funcBreakpoint(spec, file, rest)
+	return t.ResolveSpec(s)
+}
+
+// ResolveSpec resolves a parsed location.
+func (t *Table) ResolveSpec(s Spec) (Breakpoint, error) {
+	switch {
+	case s.IsAddr:
+		return t.addrBreakpoint(s.Text, s.Addr)
+	case s.Line > 0:
+		return t.LineAddrs(s.File, s.Line)
 	}
-	return t.funcBreakpoint(spec, "", spec)
+	return t.funcBreakpoint(s.Text, s.File, s.Func)
 }
 
 // ParseAddr parses "0x..." as hexadecimal and anything else as decimal.

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/go-delve/delve/service"
-	"github.com/go-delve/delve/service/debugger"
 	delvedap "github.com/go-delve/delve/service/dap"
+	"github.com/go-delve/delve/service/debugger"
 	"github.com/google/go-dap"
 
 	"github.com/splitdbg/splitdbg/internal/testbin"
