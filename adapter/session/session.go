@@ -24,6 +24,7 @@ import (
 	"github.com/go-delve/delve/service/rpccommon"
 
 	"github.com/splitdbg/splitdbg/adapter"
+	"github.com/splitdbg/splitdbg/internal/elfx"
 )
 
 // Config says what to debug: a program to launch (Program, Args, Dir,
@@ -42,7 +43,11 @@ type Config struct {
 	Pid int
 	// Stdout and Stderr receive a launched program's output (nil: ours).
 	Stdout, Stderr *os.File
-	// DebugInfoDirectories are where Delve looks for separate debug files.
+	// DebugInfoDirectories are where Delve looks for separate debug files
+	// by build ID; nil means the build-id directories under splitdbg's
+	// debug file directories (gdb's /usr/lib/debug), as "dlv exec" does by
+	// default, so the C library's frames are named when its debug file is
+	// installed.
 	DebugInfoDirectories []string
 }
 
@@ -65,10 +70,16 @@ var envMu sync.Mutex
 // Start launches cfg.Program, or attaches to cfg.Pid, under Delve. The
 // target is stopped at its entry (launch) or where it was (attach).
 func Start(cfg Config) (*Session, error) {
+	dirs := cfg.DebugInfoDirectories
+	if dirs == nil {
+		for _, d := range elfx.DebugDirs {
+			dirs = append(dirs, filepath.Join(d, ".build-id"))
+		}
+	}
 	dc := debugger.Config{
 		Backend:              "native",
 		WorkingDir:           cfg.Dir,
-		DebugInfoDirectories: cfg.DebugInfoDirectories,
+		DebugInfoDirectories: dirs,
 	}
 	if cfg.Stdout != nil {
 		dc.Stdout = proc.OutputRedirect{File: cfg.Stdout}

@@ -59,3 +59,33 @@ func TestDebugCommand(t *testing.T) {
 		t.Errorf("frame 0 is unnamed:\n%s", text)
 	}
 }
+
+// TestDebugStackBottom checks the frames below main at a stop in moved
+// code: with glibc's debug file installed they are named as "dlv exec"
+// names them (__libc_start_call_main, __libc_start_main_impl), not "0x0
+// in ???".
+func TestDebugStackBottom(t *testing.T) {
+	glibc(t)
+	for _, name := range []string{"demo", "clang22-mfs"} {
+		bin := testbin.Path(t, name)
+		loc := map[string]string{"demo": "demo.c:25", "clang22-mfs": "split.c:31"}[name]
+		cmd := exec.Command(os.Args[0], "debug", bin, "--", "cold")
+		cmd.Env = append(os.Environ(), "SPLITDBG_MAIN=1", "TERM=dumb")
+		cmd.Stdin = strings.NewReader("break " + loc + "\ncontinue\nbt\nexit\n")
+		out, err := cmd.CombinedOutput()
+		text := string(out)
+		if strings.Contains(text, "operation not permitted") {
+			t.Skipf("the kernel does not let this process trace: %s", text)
+		}
+		if err != nil {
+			t.Fatalf("splitdbg debug %s: %v\n%s", name, err, text)
+		}
+		want := `(?s)in (\x1b\[1m)?C\.main.*\n2  0x[0-9a-f]+ in (\x1b\[1m)?C\.__libc_start_call_main.*\n3  0x[0-9a-f]+ in (\x1b\[1m)?C\.__libc_start_main_impl`
+		if !regexp.MustCompile(want).MatchString(text) {
+			t.Errorf("%s: bt lacks the C library's frames below main:\n%s", name, text)
+		}
+		if regexp.MustCompile(`0x0000000000000000 in|NULL address`).MatchString(text) {
+			t.Errorf("%s: bt has a frame at address 0:\n%s", name, text)
+		}
+	}
+}
