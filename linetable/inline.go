@@ -44,10 +44,11 @@ type Scope struct {
 // is immutable and safe for concurrent use.
 type Inlines struct {
 	scopes []Scope
-	starts addrindex.Index // of the address partition below
-	owner  []int32         // per interval of the partition, its scope or -1
-	units  addrindex.Index // of the compile units' address partition
-	inUnit []bool
+	// The address partition: per interval, owner is -1 outside every
+	// compile unit, 0 in a unit but no scope, else 1 + the innermost
+	// scope.
+	starts addrindex.Index
+	owner  []int32
 	vars   []Variable // by start
 	varIdx addrindex.Index
 }
@@ -76,34 +77,32 @@ func (x *Inlines) VariableAt(addr uint64) (*Variable, bool) {
 	return &x.vars[i], true
 }
 
-// Chain yields the chain of scopes holding pc, innermost first:
-// the inlined subroutines and last the subprogram they are inlined into
-// (the chain ends early, without a subprogram, where DWARF nests none).
-// It yields nothing where no scope holds pc. It does not allocate.
-func (x *Inlines) Chain(pc uint64, yield func(*Scope) bool) {
+// Chain yields the chain of scopes holding pc, innermost first: the
+// inlined subroutines and last the subprogram they are inlined into (the
+// chain ends early, without a subprogram, where DWARF nests none). It
+// yields nothing where no scope holds pc, and reports whether a compile
+// unit's ranges hold pc. It does not allocate.
+func (x *Inlines) Chain(pc uint64, yield func(*Scope) bool) (inUnit bool) {
 	if x == nil {
-		return
+		return false
 	}
 	i := x.starts.Find(pc)
-	if i < 0 {
-		return
+	if i < 0 || x.owner[i] < 0 {
+		return false
 	}
-	for s := x.owner[i]; s >= 0; {
+	for s := x.owner[i] - 1; s >= 0; {
 		sc := &x.scopes[s]
 		if !yield(sc) || !sc.Inlined {
-			return
+			break
 		}
 		s = sc.parent
 	}
+	return true
 }
 
 // InUnit reports whether a compile unit's ranges hold pc.
 func (x *Inlines) InUnit(pc uint64) bool {
-	if x == nil {
-		return false
-	}
-	i := x.units.Find(pc)
-	return i >= 0 && x.inUnit[i]
+	return x.Chain(pc, func(*Scope) bool { return false })
 }
 
 // Attributes Go's debug/dwarf has no names for.
@@ -128,7 +127,7 @@ var noFile = new(FileNames)
 
 type span struct {
 	lo, hi uint64
-	id     int32 // a scope, or for units 0
+	id     int32 // 1 + a scope, or for units 0
 }
 
 // NewInlines indexes the DWARF of f; a file without DWARF gives an
@@ -137,7 +136,7 @@ func NewInlines(f *elfx.File) (*Inlines, error) {
 	x := &Inlines{}
 	d, err := f.DWARF()
 	if err != nil || d == nil {
-		x.finish(nil, nil)
+		x.finish(nil)
 		return x, err
 	}
 	secs, err := dwarfline.Load(f)
@@ -245,7 +244,7 @@ func NewInlines(f *elfx.File) (*Inlines, error) {
 				if rs, err := d.Ranges(e); err == nil {
 					for _, rg := range rs {
 						if rg[1] > rg[0] {
-							spans = append(spans, span{rg[0], rg[1], self})
+							spans = append(spans, span{rg[0], rg[1], self + 1})
 						}
 					}
 				}
@@ -284,7 +283,7 @@ func NewInlines(f *elfx.File) (*Inlines, error) {
 			}
 		}
 	}
-	x.finish(spans, units)
+	x.finish(append(spans, units...))
 	slices.SortStableFunc(x.vars, func(a, b Variable) int { return cmp.Compare(a.Start, b.Start) })
 	starts := make([]uint64, len(x.vars))
 	for i := range x.vars {
@@ -328,18 +327,12 @@ func (x *Inlines) variable(d *dwarf.Data, e *dwarf.Entry, addrs []byte, addrBase
 	return v, v.End > v.Start
 }
 
-// finish builds the two address partitions: at each address, the
-// latest scope in DIE order whose ranges hold it (DIEs come before
-// their children), and whether some unit holds it.
-func (x *Inlines) finish(spans, units []span) {
+// finish builds the address partition: at each address, the latest
+// scope in DIE order whose ranges hold it (DIEs come before their
+// children), or whether some unit holds it (spans of id 0).
+func (x *Inlines) finish(spans []span) {
 	starts, owner := partition(spans)
 	x.starts, x.owner = addrindex.New(starts), owner
-	ustarts, uowner := partition(units)
-	x.units = addrindex.New(ustarts)
-	x.inUnit = make([]bool, len(uowner))
-	for i, o := range uowner {
-		x.inUnit[i] = o >= 0
-	}
 }
 
 // partition splits the address space at every span boundary and gives

@@ -88,7 +88,7 @@ func logicalName(m *Module, addr uint64, o *Options) (from, to string, entry uin
 func TestReference(t *testing.T) {
 	sym := testbin.LLVMTool(t, "llvm-symbolizer", 22)
 	// The comparison must have met logical names and inline chains.
-	var c counts
+	c := counts{data: true}
 	defer c.check(t)
 	for _, name := range testbin.Linked(t) {
 		t.Run(name, func(t *testing.T) { compareWithLLVM(t, sym, testbin.Path(t, name), &c) })
@@ -108,7 +108,7 @@ func TestReferenceMFS(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("gen-mfs.sh: %v\n%s", err, out)
 	}
-	var c counts
+	c := counts{data: true}
 	defer c.check(t)
 	compareWithLLVM(t, sym, filepath.Join(dir, "mfs"), &c)
 	if c.movedInlined == 0 {
@@ -135,7 +135,14 @@ func TestReferenceCXX(t *testing.T) {
 }
 
 // counts are what the comparisons met.
-type counts struct{ moved, inlined, movedInlined int }
+type counts struct {
+	moved, inlined, movedInlined int
+	// data also compares DATA answers. Not for the C++ program: its
+	// libstdc++ has a static array of 201 elements whose DW_FORM_data1
+	// upper bound (0xc8) LLVM 22 reads as -56, so that llvm-symbolizer
+	// finds no declaration for it, where splitdbg gives charconv.h:77.
+	data bool
+}
 
 func (c *counts) check(t *testing.T) {
 	if !t.Failed() && (c.moved == 0 || c.inlined == 0) {
@@ -193,7 +200,9 @@ func compareWithLLVM(t *testing.T, sym, bin string, c *counts) {
 			t.Errorf("%s: %d of %d addresses differ", v.name, bad, len(addrs))
 		}
 	}
-	compareData(t, sym, bin, m)
+	if c.data {
+		compareData(t, sym, bin, m)
+	}
 }
 
 // compareData compares DATA answers for the start and middle of every

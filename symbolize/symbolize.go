@@ -39,24 +39,33 @@ func Open(path string) (*Module, error) {
 	return elfx.OpenWith(path, FromELF)
 }
 
-// FromELF reads f: its procedures, line table, inline scopes and symbol
-// table.
+// FromELF reads f: its procedures and line table, and on another
+// goroutine its inline scopes and symbol table (the only users of the
+// file's shared DWARF data there that write to it are in NewInlines).
 func FromELF(f *elfx.File) (*Module, error) {
+	var (
+		inl  *linetable.Inlines
+		syms symtab
+		ierr error
+		done = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		if inl, ierr = linetable.NewInlines(f); ierr == nil {
+			syms, ierr = readSymtab(f)
+		}
+	}()
 	procs, err := splitinfo.FromELF(f)
+	var lines *linetable.Table
+	if err == nil {
+		lines, err = linetable.FromELF(f, procs)
+	}
+	<-done
 	if err != nil {
 		return nil, err
 	}
-	lines, err := linetable.FromELF(f, procs)
-	if err != nil {
-		return nil, err
-	}
-	inl, err := linetable.NewInlines(f)
-	if err != nil {
-		return nil, err
-	}
-	syms, err := readSymtab(f)
-	if err != nil {
-		return nil, err
+	if ierr != nil {
+		return nil, ierr
 	}
 	return &Module{lines: lines, inlines: inl, syms: syms}, nil
 }
@@ -108,9 +117,7 @@ type Frame struct {
 // allocates only to grow dst and to demangle.
 func (m *Module) Frames(dst []Frame, addr uint64, o *Options) []Frame {
 	base := len(dst)
-	if m.inlines.InUnit(addr) {
-		dst = m.dwarfFrames(dst, addr, o)
-	}
+	dst = m.dwarfFrames(dst, addr, o)
 	noDWARF := len(dst) == base
 	if noDWARF {
 		dst = append(dst, Frame{})
@@ -129,11 +136,12 @@ func (m *Module) Frames(dst []Frame, addr uint64, o *Options) []Frame {
 }
 
 // dwarfFrames appends addr's frames from DWARF: the scopes holding it,
-// or with none only its line-table position.
+// or with none only its line-table position; nothing outside every
+// compile unit.
 func (m *Module) dwarfFrames(dst []Frame, addr uint64, o *Options) []Frame {
 	base := len(dst)
 	var prev *linetable.Scope
-	m.inlines.Chain(addr, func(s *linetable.Scope) bool {
+	inUnit := m.inlines.Chain(addr, func(s *linetable.Scope) bool {
 		f := Frame{Function: scopeName(s, o.Functions), StartFile: s.DeclFile.Name(o.Paths), StartLine: s.DeclLine,
 			StartAddr: s.LowPC, HasStartAddr: s.HasLowPC}
 		if prev == nil {
@@ -146,7 +154,7 @@ func (m *Module) dwarfFrames(dst []Frame, addr uint64, o *Options) []Frame {
 		prev = s
 		return o.Inlines
 	})
-	if len(dst) == base {
+	if inUnit && len(dst) == base {
 		var f Frame
 		if m.position(&f, addr, o) {
 			dst = append(dst, f)

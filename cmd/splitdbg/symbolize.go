@@ -13,6 +13,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -79,6 +81,10 @@ read before the command line's.`,
 	},
 }
 
+// gcPercent is the symbolizer's GOGC: low, since it holds its tables
+// beside the program it serves.
+const gcPercent = 25
+
 // symbolizeAs returns whether argv0 names the symbolizer, and whether as
 // addr2line.
 func symbolizeAs(argv0 string) (isSymbolizer, addr2line bool) {
@@ -119,6 +125,9 @@ type module struct {
 // symbolize runs the command on args; addr2line selects llvm-addr2line's
 // defaults. It returns the exit status.
 func (c *cli) symbolize(prog string, args []string, addr2line bool) int {
+	// A symbolizer stays up beside the program it serves (pprof, a
+	// sanitizer runtime): keep the heap near what it holds.
+	defer debug.SetGCPercent(debug.SetGCPercent(gcPercent))
 	env := "LLVM_SYMBOLIZER_OPTS"
 	if addr2line {
 		env = "LLVM_ADDR2LINE_OPTS"
@@ -169,14 +178,12 @@ func (c *cli) symbolize(prog string, args []string, addr2line bool) int {
 // errors reported) and then answered on every core, each core a
 // contiguous share of them, and written in order.
 func (s *symbolizer) stream(in io.Reader, out *bufio.Writer) error {
-	r := bufio.NewReaderSize(in, 64<<10)
+	r := bufio.NewReaderSize(in, 256<<10)
 	workers := runtime.GOMAXPROCS(0)
 	var (
-		jobs  []job
 		lines []byte // the batch's lines, back to back
 		ends  []int
-		bufs  = make([][]byte, workers)
-		fr    = make([][]symbolize.Frame, workers)
+		b     = batch{bufs: make([][]byte, workers), frames: make([][]symbolize.Frame, workers)}
 	)
 	for {
 		line, err := r.ReadSlice('\n')
@@ -196,8 +203,16 @@ func (s *symbolizer) stream(in io.Reader, out *bufio.Writer) error {
 		if err != nil && err != io.EOF {
 			return err
 		}
-		if len(ends) > 0 && (err == io.EOF || r.Buffered() == 0 || len(ends) >= 4096) {
-			s.answerBatch(lines, ends, &jobs, bufs, fr, out)
+		if len(ends) > 0 && (err == io.EOF || r.Buffered() == 0 || len(ends) >= 1<<batchBits-1023) {
+			// A very long line can make more pieces than a batch holds.
+			for start := 0; start < len(ends); start += 1 << batchBits {
+				part := ends[start:min(len(ends), start+1<<batchBits)]
+				from := 0
+				if start > 0 {
+					from = ends[start-1]
+				}
+				s.answerBatch(&b, lines[:part[len(part)-1]], part, from, out)
+			}
 			lines, ends = lines[:0], ends[:0]
 		}
 		if err == io.EOF {
@@ -211,31 +226,58 @@ func (s *symbolizer) stream(in io.Reader, out *bufio.Writer) error {
 	}
 }
 
-// answerBatch answers the lines lines[ends[k-1]:ends[k]] into out: jobs
-// are prepared in order, rendered by len(bufs) goroutines, each into its
-// buffer with its frames, and written in order.
-func (s *symbolizer) answerBatch(lines []byte, ends []int, jobs *[]job, bufs [][]byte, fr [][]symbolize.Frame, out *bufio.Writer) {
-	js := (*jobs)[:0]
-	start := 0
+// batchBits bounds a batch: 1<<batchBits lines, whose indices pack
+// below the address in a sort key.
+const batchBits = 14
+
+// answerBatch answers the lines lines[ends[k-1]:ends[k]] (the first
+// from start) into out, at most 1<<batchBits of them. The
+// lines are prepared in order; then their answers are rendered in address
+// order, so that neighbours share cache lines, by len(bufs) goroutines,
+// each taking a contiguous run of that order into its own buffer with its
+// own frames; and written in input order.
+func (s *symbolizer) answerBatch(b *batch, lines []byte, ends []int, start int, out *bufio.Writer) {
+	js := b.jobs[:0]
 	for _, end := range ends {
 		js = append(js, s.prepare(lines[start:end]))
 		start = end
 	}
-	*jobs = js
-	workers := len(bufs)
+	b.jobs = js
+	b.order = b.order[:0]
+	sorted := true
+	for k := range js {
+		if a := js[k].q.addr; a < 1<<(64-batchBits) {
+			b.order = append(b.order, a<<batchBits|uint64(k))
+		} else {
+			sorted = false
+		}
+	}
+	if sorted {
+		slices.Sort(b.order)
+	} else {
+		b.order = b.order[:0]
+		for k := range js {
+			b.order = append(b.order, uint64(k))
+		}
+	}
+	b.spans = slices.Grow(b.spans[:0], len(js))[:len(js)]
+	workers := len(b.bufs)
 	if len(js) < 256 {
 		workers = 1
 	}
 	per := (len(js) + workers - 1) / workers
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
-		part := js[min(len(js), w*per):min(len(js), (w+1)*per)]
+		part := b.order[min(len(js), w*per):min(len(js), (w+1)*per)]
 		render := func() {
-			b := bufs[w][:0]
-			for k := range part {
-				b = s.renderLine(b, &part[k], &fr[w])
+			buf := b.bufs[w][:0]
+			for _, key := range part {
+				k := int(key & (1<<batchBits - 1))
+				from := len(buf)
+				buf = s.renderLine(buf, &js[k], &b.frames[w])
+				b.spans[k] = span{int32(w), int32(from), int32(len(buf))}
 			}
-			bufs[w] = b
+			b.bufs[w] = buf
 		}
 		if w == workers-1 {
 			render()
@@ -245,10 +287,21 @@ func (s *symbolizer) answerBatch(lines []byte, ends []int, jobs *[]job, bufs [][
 		go func() { defer wg.Done(); render() }()
 	}
 	wg.Wait()
-	for w := 0; w < workers; w++ {
-		out.Write(bufs[w])
+	for _, sp := range b.spans {
+		out.Write(b.bufs[sp.w][sp.start:sp.end])
 	}
 }
+
+// batch is the scratch space of answerBatch, kept across batches.
+type batch struct {
+	jobs   []job
+	order  []uint64 // addr<<batchBits | index, or the index
+	spans  []span   // per job, where its answer is
+	bufs   [][]byte // per goroutine
+	frames [][]symbolize.Frame
+}
+
+type span struct{ w, start, end int32 }
 
 // renderLine appends a stream answer: in JSON one line.
 func (s *symbolizer) renderLine(b []byte, j *job, frames *[]symbolize.Frame) []byte {
