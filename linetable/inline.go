@@ -110,6 +110,7 @@ const (
 	attrLinkageName     dwarf.Attr = 0x6e
 	attrMIPSLinkageName dwarf.Attr = 0x2007
 	attrDiscriminator   dwarf.Attr = 0x2136 // DW_AT_GNU_discriminator
+	tagGNUCallSite      dwarf.Tag  = 0x4109 // DW_TAG_GNU_call_site
 )
 
 // dieNames is what a DIE says of its names, before following its
@@ -249,7 +250,12 @@ func NewInlines(f *elfx.File) (*Inlines, error) {
 					}
 				}
 			}
-			if e.Children {
+			switch {
+			case !e.Children:
+			case e.Tag == dwarf.TagCallSite || e.Tag == tagGNUCallSite || e.Tag == dwarf.TagEnumerationType:
+				// Their children are parameters and enumerators.
+				r.SkipChildren()
+			default:
 				stack = append(stack, self)
 			}
 		}
