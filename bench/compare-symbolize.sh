@@ -40,12 +40,15 @@ sdcmd="'$SPLITDBG' symbolize --obj='$bin' ${opts[*]} < '$TMP/addrs' > '$TMP/sd.o
 lscmd="'$sym' --obj='$bin' ${opts[*]} < '$TMP/addrs' > '$TMP/ls.out'"
 read -r s sc < <(time_ms "$RUNS" "$sdcmd")
 read -r l lc < <(time_ms "$RUNS" "$lscmd")
-rss() { /usr/bin/time -f %M bash -c "$1" 2>&1 >/dev/null | tail -1; }
-srss=$(rss "$sdcmd") lrss=$(rss "$lscmd")
+# One more run each under /usr/bin/time: peak RSS and CPU (user + sys).
+usage() { /usr/bin/time -f '%M %U %S' bash -c "$1" 2>&1 >/dev/null | tail -1 | awk '{printf "%d %.0f\n", $1, ($2 + $3) * 1000}'; }
+read -r srss scpu < <(usage "$sdcmd")
+read -r lrss lcpu < <(usage "$lscmd")
 echo
 echo "| | splitdbg symbolize | llvm-symbolizer-22 | ratio |"
 echo "|---|---|---|---|"
-echo "| wall ms (cpu ms) | $s ($sc) | $l ($lc) | $(ratio "$l" "$s")x |"
+echo "| wall ms, median of $RUNS | $s | $l | $(ratio "$l" "$s")x |"
+echo "| CPU ms (user + sys), one run | $scpu | $lcpu | $(ratio "$lcpu" "$scpu")x |"
 echo "| peak RSS KiB | $srss | $lrss | $(ratio "$lrss" "$srss")x |"
 echo
 python3 - "$TMP/sd.out" "$TMP/ls.out" <<'PY'
