@@ -507,14 +507,7 @@ func (s *symbolizer) load(q *request) (*module, bool) {
 		case q.buildID && q.path == "":
 			mod.err = "could not find build ID"
 		default:
-			m, err := symbolize.Open(q.path)
-			if err != nil {
-				mod.err = err.Error()
-				if errors.Is(err, fs.ErrNotExist) {
-					mod.err = "No such file or directory"
-				}
-			}
-			mod.m = m
+			mod.m, mod.err = openModule(q.path)
 		}
 		s.modules[key] = mod
 		if mod.m != nil && !q.buildID && q.path == s.obj {
@@ -615,6 +608,26 @@ func parseDigits(t []byte, base uint64) (uint64, bool) {
 		v = v*base + d
 	}
 	return v, true
+}
+
+// openModule reads the file at path, or says why it cannot in
+// llvm-symbolizer's words where it has them.
+func openModule(path string) (*symbolize.Module, string) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return nil, "Is a directory"
+	}
+	m, err := symbolize.Open(path)
+	switch {
+	case err == nil:
+		return m, ""
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, "No such file or directory"
+	case errors.Is(err, fs.ErrPermission):
+		return nil, "Permission denied"
+	case errors.Is(err, elfx.ErrNotELF):
+		return nil, "The file was not recognized as a valid object file"
+	}
+	return nil, err.Error()
 }
 
 // answer appends the answer to one request line.

@@ -47,6 +47,7 @@ func TestSymbolizeProtocol(t *testing.T) {
 		bin, bin + " ", "nosuchfile 0x10", "nosuchfile 0x20", "BUILDID:zz 0x10", "BUILDID:abcd 0x10", bin + " sum",
 		bin + " 12z", "", `"` + bin + " 0x10",
 		"\"odd\x01\x1f\x7f\xff\t\\name\" 0x10", "'quote\"d' 0x10",
+		"/etc/passwd 0x10", os.TempDir() + " 0x10", "/dev/null 0x10",
 	}
 	styles := [][]string{nil, {"--output-style=GNU"}, {"--output-style=JSON"}, {"-a", "-p"}, {"--output-style=JSON", "-p"}, {"--output-style=GNU", "-a", "--no-inlines"},
 		{"--adjust-vma", "0x4", "--relative-address", "-s", "-a", "--output-style=JSON"}, {"-aCfip", "--functions=short", "--relativenames"}}
