@@ -24,7 +24,7 @@ DEMO_COPY=$HERE/../cmd/splitdbg/demodata/demo
 LLVM19=/usr/lib/llvm-19/bin
 LLVM22=/usr/lib/llvm-22/bin
 
-TARGETS=(demo vars gcc-cold gcc-cold-nopie gcc-cold-dwarf4 gcc-cold-zlib gcc-cold-zstd
+TARGETS=(demo vars inv gcc-cold gcc-cold-nopie gcc-cold-dwarf4 gcc-cold-zlib gcc-cold-zstd
 	gcc-pgo clang19-bbsections clang22-bbsections clang19-mfs clang22-mfs
 	bolt cgo clang19-bbaddrmap clang22-bbaddrmap bbaddrmap-yaml mip)
 
@@ -108,6 +108,30 @@ build_vars() {
 	expect_syms "$OUT/vars" inspect inspect.cold
 	run_both "$OUT/vars" >/dev/null
 	note vars "ok"
+}
+
+# A small inventory whose error paths GCC and clang-22 (machine function
+# splitting trained on the hot path) move to X.cold, for the debugger's
+# conditions, globals and stepping in moved code.
+build_inv() {
+	need gcc nm "$LLVM22/clang" "$LLVM22/llvm-profdata"
+	gcc "${GCCFLAGS[@]}" -c inv/inv.c -o "$TMP/inv.o"
+	gcc "$TMP/inv.o" -o "$OUT/gcc-inv"
+	expect_syms "$OUT/gcc-inv" withdraw withdraw.cold value value.cold
+	run_both "$OUT/gcc-inv" >/dev/null
+	note gcc-inv "ok"
+	local d=$TMP/clang22-inv
+	mkdir -p "$d"
+	"$LLVM22/clang" -O2 -g -fdebug-prefix-map="$SRC"=. -fprofile-instr-generate -c inv/inv.c -o "$d/gen.o"
+	"$LLVM22/clang" -fprofile-instr-generate "$d/gen.o" -o "$d/gen"
+	LLVM_PROFILE_FILE=$d/inv.profraw "$d/gen" >/dev/null # training: hot path only
+	"$LLVM22/llvm-profdata" merge -o "$d/inv.profdata" "$d/inv.profraw"
+	"$LLVM22/clang" -O2 -g -fdebug-prefix-map="$SRC"=. -fprofile-instr-use="$d/inv.profdata" \
+		-fsplit-machine-functions -c inv/inv.c -o "$d/inv.o"
+	"$LLVM22/clang" "$d/inv.o" -o "$OUT/clang22-inv"
+	expect_syms "$OUT/clang22-inv" withdraw withdraw.cold value value.cold
+	run_both "$OUT/clang22-inv" >/dev/null
+	note clang22-inv "ok"
 }
 
 build_gcc_cold() { gcc_cold gcc-cold; }
