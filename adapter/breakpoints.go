@@ -53,9 +53,31 @@ func (c *Client) create(req *api.Breakpoint, rules [][2]string, do func(*api.Bre
 		r.FunctionName, r.Addrs = "", res.Addrs()
 		req = &r
 	}
+	req, cond := c.moveCondition(req)
 	bp, err := do(req)
+	if bp != nil {
+		c.held(bp.ID, cond)
+	}
 	c.created(bp)
 	return bp, err
+}
+
+// AmendBreakpoint implements service.Client: the condition of a
+// breakpoint in moved code stays with the client.
+func (c *Client) AmendBreakpoint(bp *api.Breakpoint) error {
+	r, cond := c.moveCondition(bp)
+	if cond != nil {
+		c.mu.Lock()
+		if old := c.conds[bp.ID]; old != nil {
+			cond.hits = old.hits
+		}
+		c.mu.Unlock()
+	}
+	err := c.delve.AmendBreakpoint(r)
+	if err == nil {
+		c.held(bp.ID, cond)
+	}
+	return err
 }
 
 // lineRequest returns a FILE:LINE request rewritten to explicit addresses
@@ -137,6 +159,7 @@ func (c *Client) ClearBreakpoint(id int) (*api.Breakpoint, error) {
 	bp, err := c.delve.ClearBreakpoint(id)
 	if err == nil {
 		c.disarm(id)
+		c.held(id, nil)
 	}
 	c.fixBreakpoint(bp)
 	return bp, err
@@ -147,6 +170,7 @@ func (c *Client) ClearBreakpointByName(name string) (*api.Breakpoint, error) {
 	bp, err := c.delve.ClearBreakpointByName(name)
 	if err == nil && bp != nil {
 		c.disarm(bp.ID)
+		c.held(bp.ID, nil)
 	}
 	c.fixBreakpoint(bp)
 	return bp, err

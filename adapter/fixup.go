@@ -86,6 +86,7 @@ func (c *Client) fixBreakpoint(bp *api.Breakpoint) {
 	if bp == nil || len(bp.Addrs) == 0 {
 		return
 	}
+	c.showCondition(bp)
 	if bp.FunctionName != "" && bp.FunctionName != "(multiple functions)" &&
 		bp.File != "" && bp.File != "<multiple locations>" {
 		return

@@ -33,10 +33,37 @@ func (c *Client) states(in <-chan *api.DebuggerState) <-chan *api.DebuggerState 
 	return out
 }
 
-// Continue implements service.Client.
+// Continue implements service.Client. A stop only at breakpoints in
+// moved code whose conditions (held by the client) do not hold is run
+// past, as Delve runs past its own.
 func (c *Client) Continue() <-chan *api.DebuggerState {
 	c.moved()
-	return c.states(c.delve.Continue())
+	out := make(chan *api.DebuggerState)
+	go func() {
+		defer close(out)
+		for {
+			// Delve sends tracepoint stops before the final state: pass
+			// each on, and judge the last.
+			var last *api.DebuggerState
+			for st := range c.delve.Continue() {
+				c.moved()
+				if last != nil {
+					out <- c.fixState(last)
+				}
+				last = st
+			}
+			if last == nil {
+				return
+			}
+			if c.runOn(last) {
+				c.moved()
+				continue
+			}
+			out <- c.fixState(last)
+			return
+		}
+	}()
+	return out
 }
 
 // Rewind implements service.Client.

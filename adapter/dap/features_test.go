@@ -359,3 +359,53 @@ func TestDebugMode(t *testing.T) {
 	}
 	call[*dap.DisconnectResponse](c, "disconnect", map[string]any{})
 }
+
+// TestConditionInMovedCode puts a conditional breakpoint and a logpoint
+// on withdraw's cold line, which inv runs with shortfalls 3, 1, 4 and 6:
+// the program stops where shortfall > 2, and the logpoint prints every
+// run, its expression read in the moved frame.
+func TestConditionInMovedCode(t *testing.T) {
+	for _, name := range []string{"gcc-inv", "clang22-inv"} {
+		t.Run(name, func(t *testing.T) {
+			bin := testbin.Path(t, name)
+			path, line := editorPath(t, bin, coldCase{name, "inv/inv.c", "withdraw", "C.withdraw"})
+			c := dial(t, serve(t))
+			launch(t, c, bin, "cold")
+			bps := call[*dap.SetBreakpointsResponse](c, "setBreakpoints", map[string]any{
+				"source": map[string]any{"path": path}, "breakpoints": []map[string]any{{"line": line, "condition": "shortfall > 2"}}})
+			if !bps.Body.Breakpoints[0].Verified {
+				t.Fatalf("setBreakpoints: %s", describe(bps))
+			}
+			fb := call[*dap.SetFunctionBreakpointsResponse](c, "setFunctionBreakpoints", map[string]any{"breakpoints": []map[string]any{{"name": "audit"}}})
+			if !fb.Body.Breakpoints[0].Verified {
+				t.Fatalf("setFunctionBreakpoints: %s", describe(fb))
+			}
+			call[*dap.ConfigurationDoneResponse](c, "configurationDone", nil)
+			var got []string
+			for {
+				ev := nextEvent[*dap.StoppedEvent](c)
+				st := call[*dap.StackTraceResponse](c, "stackTrace", map[string]any{"threadId": ev.Body.ThreadId, "levels": 1})
+				if ev.Body.Reason == "function breakpoint" {
+					break
+				}
+				got = append(got, evaluate(t, c, st.Body.StackFrames[0].Id, "shortfall"))
+				call[*dap.ContinueResponse](c, "continue", map[string]any{"threadId": ev.Body.ThreadId})
+			}
+			if strings.Join(got, " ") != "3 4 6" {
+				t.Errorf("stops with shortfall %v, want 3 4 6", got)
+			}
+			// Now a logpoint instead, and the rest of the run: value's cold line.
+			call[*dap.SetFunctionBreakpointsResponse](c, "setFunctionBreakpoints", map[string]any{"breakpoints": []map[string]any{}})
+			vpath, vline := editorPath(t, bin, coldCase{name, "inv/inv.c", "value", "C.value"})
+			call[*dap.SetBreakpointsResponse](c, "setBreakpoints", map[string]any{
+				"source": map[string]any{"path": vpath}, "breakpoints": []map[string]any{{"line": vline, "logMessage": "value: {it->name} calls={calls}"}}})
+			call[*dap.ContinueResponse](c, "continue", map[string]any{"threadId": 1})
+			nextEvent[*dap.TerminatedEvent](c)
+			t.Logf("console: %q", c.output["console"])
+			if !strings.Contains(c.output["console"], "value: ") {
+				t.Errorf("the logpoint in value.cold printed nothing: %q", c.output)
+			}
+			call[*dap.DisconnectResponse](c, "disconnect", map[string]any{})
+		})
+	}
+}

@@ -1,0 +1,67 @@
+package adapter
+
+import (
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/go-delve/delve/service/api"
+)
+
+// TestConditionInMovedCode sets conditional breakpoints on withdraw's
+// cold line, which the inv program runs four times with shortfalls 3, 1,
+// 4 and 6 (its stderr says so): the stops are exactly those where the
+// condition holds, and the hit condition counts those stops. (Delve,
+// given the condition itself, stops at every hit: it has no scope for
+// shortfall in moved code.) A condition that cannot be evaluated stops
+// the program, as in Delve.
+func TestConditionInMovedCode(t *testing.T) {
+	for _, bin := range []string{"gcc-inv", "clang22-inv"} {
+		for _, tc := range []struct {
+			cond, hitCond string
+			want          []int64
+		}{
+			{"shortfall > 2", "", []int64{3, 4, 6}},
+			{"shortfall > 2", "== 2", []int64{4}},
+			{"", ">= 3", []int64{4, 6}},
+			{"no_such_variable == 1", "", []int64{3, 1, 4, 6}},
+		} {
+			t.Run(bin+"/"+tc.cond+"/"+tc.hitCond, func(t *testing.T) {
+				s := startDelve(t, bin, "cold")
+				c := s.client
+				file, line := coldLine(t, "inv/inv.c", "withdraw")
+				bp, err := c.CreateBreakpoint(&api.Breakpoint{File: file, Line: line, Cond: tc.cond, HitCond: tc.hitCond})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if bp.Cond != tc.cond || bp.HitCond != tc.hitCond {
+					t.Errorf("breakpoint shows condition %q, hit condition %q", bp.Cond, bp.HitCond)
+				}
+				var got []int64
+				stops := 0
+				for {
+					st := <-c.Continue()
+					if st.Exited {
+						break
+					}
+					if st.Err != nil {
+						t.Fatal(st.Err)
+					}
+					stops++
+					v, err := c.EvalVariable(api.EvalScope{GoroutineID: -1}, "shortfall", api.LoadConfig{})
+					if err != nil {
+						t.Fatalf("stop %d: shortfall: %v", stops, err)
+					}
+					k, err := strconv.ParseInt(v.Value, 10, 64)
+					if err != nil {
+						t.Fatalf("stop %d: shortfall = %q", stops, v.Value)
+					}
+					got = append(got, k)
+				}
+				if !slices.Equal(got, tc.want) {
+					t.Errorf("stops with shortfall %v, want %v", got, tc.want)
+				}
+			})
+		}
+	}
+}
