@@ -62,8 +62,8 @@ func (c *Client) create(req *api.Breakpoint, rules [][2]string, do func(*api.Bre
 	return bp, err
 }
 
-// AmendBreakpoint implements service.Client: the condition of a
-// breakpoint in moved code stays with the client.
+// AmendBreakpoint implements service.Client: the hit condition of a
+// conditional breakpoint in moved code stays with the client.
 func (c *Client) AmendBreakpoint(bp *api.Breakpoint) error {
 	r, cond := c.moveCondition(bp)
 	if cond != nil {

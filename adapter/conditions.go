@@ -10,29 +10,32 @@ import (
 )
 
 // Delve evaluates a breakpoint's condition in its own scope of the
-// stopped frame, which it has no function context for in moved code
-// ("could not find symbol value for shortfall"), so it stops at every
-// hit. A breakpoint with an address in moved code therefore keeps its
-// condition and hit condition here: Delve gets the breakpoint without
-// them, and Continue evaluates them at each hit with the moved-frame
-// evaluator, running on when they do not hold, as Delve would.
+// stopped frame, which has no function context in moved code ("could not
+// find symbol value for shortfall"): it stops at every hit and its
+// continue fails with "error evaluating expression". For a breakpoint
+// with an address in moved code the client evaluates the condition
+// again at such a stop, with the moved-frame evaluator, and runs on when
+// it does not hold. Delve counts a hit whose condition it could not
+// evaluate, so the hit condition of such a breakpoint is the client's
+// too, counted over the hits where the condition held. A condition Delve
+// can evaluate (a constant, a global) stays Delve's alone.
 
-// condition is a breakpoint's condition held by the client.
+// condition is what the client holds of a breakpoint in moved code.
 type condition struct {
-	cond    string // expression; "" is always true
-	hitCond string // Delve's hit condition ("> 2", "== 3", "% 2"); "" is always true
+	cond    string // the condition, also Delve's
+	hitCond string // Delve's hit condition syntax ("> 2", "== 3", "% 2"); "" always holds
 	hits    int    // hits at which cond held
 }
 
-// moveCondition takes req's condition and hit condition into the client
-// when one of its addresses is in moved code, and returns the request to
-// give Delve.
+// moveCondition returns the request to give Delve for a breakpoint with
+// a condition and an address in moved code — its hit condition taken
+// out — and what the client holds of it; other requests are unchanged.
 func (c *Client) moveCondition(req *api.Breakpoint) (*api.Breakpoint, *condition) {
-	if req == nil || req.Cond == "" && req.HitCond == "" || !c.anyMoved(req) {
+	if req == nil || req.Cond == "" || !c.anyMoved(req) {
 		return req, nil
 	}
 	r := *req
-	r.Cond, r.HitCond = "", ""
+	r.HitCond = ""
 	return &r, &condition{cond: req.Cond, hitCond: req.HitCond}
 }
 
@@ -49,8 +52,8 @@ func (c *Client) anyMoved(bp *api.Breakpoint) bool {
 	return false
 }
 
-// held records (or, with nil, drops) the condition the client holds for
-// breakpoint id.
+// held records (or, with nil, drops) what the client holds of breakpoint
+// id.
 func (c *Client) held(id int, cond *condition) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -64,8 +67,15 @@ func (c *Client) held(id int, cond *condition) {
 	c.conds[id] = cond
 }
 
-// showCondition puts a held condition back on a breakpoint Delve lists,
-// with the hits at which it held.
+// holdsConditions reports whether the client holds any condition.
+func (c *Client) holdsConditions() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.conds) > 0
+}
+
+// showCondition puts a held hit condition back on a breakpoint Delve
+// lists, with the hits at which its condition held.
 func (c *Client) showCondition(bp *api.Breakpoint) {
 	if bp == nil {
 		return
@@ -76,16 +86,21 @@ func (c *Client) showCondition(bp *api.Breakpoint) {
 	if cond == nil {
 		return
 	}
-	bp.Cond, bp.HitCond = cond.cond, cond.hitCond
+	bp.HitCond = cond.hitCond
 	bp.TotalHitCount = uint64(cond.hits)
 }
 
-// runOn reports whether a stop is only at breakpoints whose held
-// conditions do not hold there, so the target should run on. A condition
-// that cannot be evaluated stops the target, as in Delve.
-func (c *Client) runOn(st *api.DebuggerState) bool {
-	if st == nil || st.Exited || st.Err != nil {
-		return false
+// judge decides a stop at breakpoints the client holds conditions of:
+// runOn when none of them holds there, so the target should run on; and
+// evaluated when Delve's condition error is answered, so the stop should
+// not carry it. A stop for any other reason is left as it is.
+func (c *Client) judge(st *api.DebuggerState) (runOn, evaluated bool) {
+	if st == nil || st.Exited {
+		return false, false
+	}
+	condErr := conditionError(st)
+	if st.Err != nil && !condErr {
+		return false, false
 	}
 	hit := false
 	for _, th := range st.Threads {
@@ -97,43 +112,55 @@ func (c *Client) runOn(st *api.DebuggerState) bool {
 		cond := c.conds[bp.ID]
 		c.mu.Unlock()
 		if cond == nil {
-			return false
+			return false, false // Delve's own stop
 		}
 		hit = true
-		if c.holds(st, th, cond) {
-			return false
+		holds, err := c.holds(st, th, cond, condErr)
+		if err != nil {
+			return false, false // stop, with Delve's error: the user sees why
+		}
+		if holds {
+			return false, condErr
 		}
 	}
-	return hit
+	return hit, condErr
 }
 
-// holds evaluates a held condition at thread th's stop and counts the
-// hit when the condition holds.
-func (c *Client) holds(st *api.DebuggerState, th *api.Thread, cond *condition) bool {
-	if cond.cond != "" {
+// conditionError reports a continue that failed because Delve could not
+// evaluate a breakpoint's condition.
+func conditionError(st *api.DebuggerState) bool {
+	return st != nil && st.Err != nil && strings.Contains(st.Err.Error(), "error evaluating expression")
+}
+
+// holds reports whether a held condition holds at thread th's stop —
+// evaluating it when Delve could not — and counts the hit if so.
+func (c *Client) holds(st *api.DebuggerState, th *api.Thread, cond *condition, evaluate bool) (bool, error) {
+	if evaluate {
 		scope := api.EvalScope{GoroutineID: th.GoroutineID}
 		if th.GoroutineID == 0 {
 			if st.CurrentThread == nil || st.CurrentThread.ID != th.ID {
 				if _, err := c.delve.SwitchThread(th.ID); err != nil {
-					return true
+					return false, err
 				}
 			}
 			scope.GoroutineID = -1
 		}
 		v, err := c.EvalVariable(scope, cond.cond, api.LoadConfig{})
-		if err != nil || v.Kind != reflect.Bool {
-			return true // stop, and let the user see why
+		if err != nil {
+			return false, err
+		}
+		if v.Kind != reflect.Bool {
+			return false, fmt.Errorf("adapter: condition %q is not boolean", cond.cond)
 		}
 		if v.Value != "true" {
-			return false
+			return false, nil
 		}
 	}
 	c.mu.Lock()
 	cond.hits++
 	n := cond.hits
 	c.mu.Unlock()
-	ok, err := hitHolds(cond.hitCond, n)
-	return ok || err != nil
+	return hitHolds(cond.hitCond, n)
 }
 
 // hitHolds evaluates Delve's hit condition — an operator (==, !=, <, <=,

@@ -34,10 +34,14 @@ func (c *Client) states(in <-chan *api.DebuggerState) <-chan *api.DebuggerState 
 }
 
 // Continue implements service.Client. A stop only at breakpoints in
-// moved code whose conditions (held by the client) do not hold is run
-// past, as Delve runs past its own.
+// moved code whose conditions Delve could not evaluate, and which do not
+// hold there (conditions.go), is run past, as Delve runs past its own.
 func (c *Client) Continue() <-chan *api.DebuggerState {
 	c.moved()
+	in := c.delve.Continue()
+	if !c.holdsConditions() {
+		return c.states(in)
+	}
 	out := make(chan *api.DebuggerState)
 	go func() {
 		defer close(out)
@@ -45,7 +49,7 @@ func (c *Client) Continue() <-chan *api.DebuggerState {
 			// Delve sends tracepoint stops before the final state: pass
 			// each on, and judge the last.
 			var last *api.DebuggerState
-			for st := range c.delve.Continue() {
+			for st := range in {
 				c.moved()
 				if last != nil {
 					out <- c.fixState(last)
@@ -55,12 +59,23 @@ func (c *Client) Continue() <-chan *api.DebuggerState {
 			if last == nil {
 				return
 			}
-			if c.runOn(last) {
-				c.moved()
-				continue
+			if conditionError(last) {
+				// A failed command carries no state: ask for the stop.
+				if st, err := c.delve.GetState(); err == nil {
+					st.Err = last.Err
+					last = st
+				}
 			}
-			out <- c.fixState(last)
-			return
+			runOn, evaluated := c.judge(last)
+			if !runOn {
+				if evaluated {
+					last.Err = nil
+				}
+				out <- c.fixState(last)
+				return
+			}
+			c.moved()
+			in = c.delve.Continue()
 		}
 	}()
 	return out
