@@ -33,6 +33,7 @@ var variants = []variant{
 	{"short-pretty", []string{"--functions=short", "-p"}, Options{Functions: ShortNames, Inlines: true, Demangle: true}, Printer{Style: LLVM, Functions: true, Pretty: true}},
 	{"noinline", []string{"--no-inlines", "--basenames"}, Options{Demangle: true, Paths: linetable.PathBase}, Printer{Style: LLVM, Functions: true}},
 	{"relative-json", []string{"--relativenames", "--output-style=JSON", "--functions=short"}, Options{Functions: ShortNames, Inlines: true, Demangle: true, Paths: linetable.PathRelative}, Printer{Style: JSON, Functions: true}},
+	{"noinline-json", []string{"--no-inlines", "--output-style=JSON", "--no-demangle"}, Options{}, Printer{Style: JSON, Functions: true}},
 	{"nofunc-gnu", []string{"--functions=none", "--output-style=GNU", "-p"}, Options{Functions: NoNames, Inlines: true, Demangle: true}, Printer{Style: GNU, Pretty: true}},
 }
 
