@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"debug/elf"
 	hexenc "encoding/hex"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -81,9 +83,9 @@ read before the command line's.`,
 	},
 }
 
-// gcPercent is the symbolizer's GOGC: low, since it holds its tables
-// beside the program it serves.
-const gcPercent = 25
+// gcPercent is the symbolizer's GOGC; budget bounds its heap where it
+// can tell what the files need.
+const gcPercent = 200
 
 // symbolizeAs returns whether argv0 names the symbolizer, and whether as
 // addr2line.
@@ -112,6 +114,8 @@ type symbolizer struct {
 	p         symbolize.Printer
 	modules   map[string]*module
 	objMod    *module // --obj's file, once read
+	files     int64   // bytes of the files read, for budget
+	unbounded bool    // a file's needs are unknown: no memory limit
 	stderr    io.Writer
 	frames    []symbolize.Frame
 }
@@ -128,6 +132,7 @@ func (c *cli) symbolize(prog string, args []string, addr2line bool) int {
 	// A symbolizer stays up beside the program it serves (pprof, a
 	// sanitizer runtime): keep the heap near what it holds.
 	defer debug.SetGCPercent(debug.SetGCPercent(gcPercent))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
 	env := "LLVM_SYMBOLIZER_OPTS"
 	if addr2line {
 		env = "LLVM_ADDR2LINE_OPTS"
@@ -507,6 +512,7 @@ func (s *symbolizer) load(q *request) (*module, bool) {
 		case q.buildID && q.path == "":
 			mod.err = "could not find build ID"
 		default:
+			s.budget(q.path)
 			mod.m, mod.err = openModule(q.path)
 		}
 		s.modules[key] = mod
@@ -608,6 +614,32 @@ func parseDigits(t []byte, base uint64) (uint64, bool) {
 		v = v*base + d
 	}
 	return v, true
+}
+
+// budget sets the Go memory limit before a file is read: a symbolizer
+// stays up beside the program it serves (pprof, a sanitizer runtime), so
+// its heap is held to 32 MiB plus three times the size of the files it
+// has read (about what their tables take, with room for the garbage of
+// building them), as long as every such file carries its own
+// uncompressed DWARF; else there is no limit.
+func (s *symbolizer) budget(path string) {
+	if s.unbounded {
+		return
+	}
+	f, err := elf.Open(path)
+	if err != nil {
+		return // openModule says why
+	}
+	defer f.Close()
+	info := f.Section(".debug_info")
+	st, err := os.Stat(path)
+	if err != nil || info == nil || info.Flags&elf.SHF_COMPRESSED != 0 {
+		s.unbounded = true
+		debug.SetMemoryLimit(math.MaxInt64)
+		return
+	}
+	s.files += st.Size()
+	debug.SetMemoryLimit(32<<20 + 3*s.files)
 }
 
 // openModule reads the file at path, or says why it cannot in
