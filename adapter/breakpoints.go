@@ -34,6 +34,16 @@ func (c *Client) CreateBreakpointWithExpr(req *api.Breakpoint, locExpr string, r
 // create creates a breakpoint through Delve's call do, rewriting requests
 // for locations with code in moved fragments to explicit addresses.
 func (c *Client) create(req *api.Breakpoint, rules [][2]string, do func(*api.Breakpoint) (*api.Breakpoint, error)) (*api.Breakpoint, error) {
+	if req != nil && req.File != "" && len(rules) == 0 {
+		// The file as the binary records it: Delve knows a file only by
+		// that name, a user or an editor by a base name or an absolute
+		// path (the rules of FILE:LINE).
+		if f := c.res.SourceFile(req.File); f != req.File {
+			r := *req
+			r.File = f
+			req = &r
+		}
+	}
 	if r := c.lineRequest(req, rules); r != nil {
 		req = r
 	} else if res, ok := c.splitFuncRequest(req); ok {

@@ -25,6 +25,9 @@ type coldCase struct {
 	// ordinary is an unsplit function the cold run calls.
 	ordinary string
 	// mixed is a line with code in the entry fragment and in moved code.
+	// GCC's lines of that kind have no statement row in moved code (an
+	// inlined call's rows, a shared epilogue): no breakpoint goes there,
+	// so only BOLT's and PGO builds have one.
 	mixed string
 	// delveFirst says Delve takes the moved fragment for the function:
 	// clang 19 lists the cold range first in DW_AT_ranges, and Delve keeps
@@ -33,15 +36,15 @@ type coldCase struct {
 }
 
 var coldCases = []coldCase{
-	{"gcc-cold", "gcccold/main.c", "process", "C.process", "gcccold/main.c", []string{"C.main"}, "C.note_cold", "main.c:52", false},
-	{"gcc-cold-nopie", "gcccold/main.c", "validate-y", "C.validate", "gcccold/main.c", []string{"C.main"}, "C.note_cold", "main.c:52", false},
+	{"gcc-cold", "gcccold/main.c", "process", "C.process", "gcccold/main.c", []string{"C.main"}, "C.note_cold", "", false},
+	{"gcc-cold-nopie", "gcccold/main.c", "validate-y", "C.validate", "gcccold/main.c", []string{"C.main"}, "C.note_cold", "", false},
 	{"bolt22", "bolt/bolt.c", "tally-plain", "C.tally", "bolt/bolt.c", []string{"C.main"}, "C.alarm_", "bolt.c:31", false},
 	{"cgo", "cgo/split.c", "c_classify", "C.c_classify", "cgoprog/split.c",
-		[]string{"_Cfunc_c_classify", "runtime.asmcgocall", "runtime.cgocall", "main._Cfunc_c_classify", "main.main"}, "C.c_report", "split.c:29", false},
+		[]string{"_Cfunc_c_classify", "runtime.asmcgocall", "runtime.cgocall", "main._Cfunc_c_classify", "main.main"}, "C.c_report", "", false},
 	{"gcc-pgo", "pgo/pgo.c", "checksum", "C.checksum", "pgo/pgo.c", []string{"C.main"}, "", "pgo.c:22", false},
 	{"clang22-bbsections", "clang/split.c", "scan", "C.scan", "clang/split.c", []string{"C.main"}, "C.report", "", false},
 	{"bolt22-over-gcc", "bolt/bolt.c", "tally-attr", "C.tally", "bolt/bolt.c", []string{"C.main"}, "C.alarm_", "bolt.c:44", false},
-	{"demo", "demo/demo.c", "scale", "C.scale", "demo/demo.c", []string{"C.main"}, "C.warn", "demo.c:18", false},
+	{"demo", "demo/demo.c", "scale", "C.scale", "demo/demo.c", []string{"C.main"}, "C.warn", "", false},
 	{"vars", "vars/vars.c", "inspect", "C.inspect", "vars/vars.c", []string{"C.main"}, "C.sink", "", false},
 	{"clang19-mfs", "clang/split.c", "report", "C.report", "clang/split.c", []string{"C.main"}, "C.scan", "", true},
 }

@@ -233,10 +233,18 @@ func (t *Table) stmtRow(addr uint64, i int) int {
 
 // LineAddrs returns the breakpoint addresses of a source line: in every
 // fragment holding rows of the line, one address per contiguous block of
-// its rows — the first is_stmt row of the block — or, in a fragment with
-// rows of the line but none is_stmt, the first row of each block, marked
-// NoStmt. Line-0 rows never match. A file name that matches several files
+// its rows — the first is_stmt row of the block — or, in a fragment of
+// code BOLT laid out (it drops most is_stmt flags) with rows of the line
+// but none is_stmt, the first row of each block, marked NoStmt. GCC and
+// clang mean what they mark: their rows of a line without is_stmt (a
+// shared epilogue, an instruction scheduled into another line) are no
+// place to stop for it. Line-0 rows never match. A file name that matches several files
 // is an *AmbiguousError.
+//
+// As in gdb 13: a location at a function's entry moves past its
+// prologue, to the function's start (see FuncStart); and a line with no
+// address (a blank line, a declaration, a line whose rows are none a
+// statement) moves to the next line of the file that has one.
 func (t *Table) LineAddrs(file string, line int) (Breakpoint, error) {
 	spec := file + ":" + strconv.Itoa(line)
 	var fbuf [4]uint32
@@ -251,10 +259,49 @@ func (t *Table) LineAddrs(file string, line int) (Breakpoint, error) {
 		}
 		return Breakpoint{}, &AmbiguousError{Spec: spec, Candidates: cands}
 	}
-	b := Breakpoint{Spec: spec, File: t.files[files[0]], Line: line}
-	rows := t.lineRows(files[0], line)
+	fid := files[0]
+	if b := t.lineAddrs(spec, fid, line); len(b.Locs) > 0 {
+		return t.pastPrologue(b), nil
+	}
+	for l := line + 1; l < line+maxLineMove; l++ {
+		if nb := t.lineAddrs(spec, fid, l); len(nb.Locs) > 0 {
+			return t.pastPrologue(nb), nil
+		}
+	}
+	return Breakpoint{Spec: spec, File: t.files[fid], Line: line}, fmt.Errorf("%s: no code: %w", spec, ErrNotFound)
+}
+
+// pastPrologue moves the locations of b that are a function's entry to
+// the function's start, as gdb does for a line whose code begins at the
+// entry; b's line becomes the start's when every location moved.
+func (t *Table) pastPrologue(b Breakpoint) Breakpoint {
+	moved := 0
+	for i := range b.Locs {
+		l := &b.Locs[i]
+		if l.Proc == nil || l.Addr != l.Proc.Entry {
+			continue
+		}
+		if pos := t.FuncStart(l.Proc); pos.Addr != l.Addr && pos.Line > 0 {
+			l.Position, l.NoStmt = pos, false
+			moved++
+		}
+	}
+	if moved > 0 && moved == len(b.Locs) {
+		b.File, b.Line = b.Locs[0].File, b.Locs[0].Line
+	}
+	return b
+}
+
+// maxLineMove bounds how far a breakpoint on a line without code looks
+// for one that has code.
+const maxLineMove = 200
+
+// lineAddrs is LineAddrs for one file (by id) and line, without moving.
+func (t *Table) lineAddrs(spec string, fid uint32, line int) Breakpoint {
+	b := Breakpoint{Spec: spec, File: t.files[fid], Line: line}
+	rows := t.lineRows(fid, line)
 	if len(rows) == 0 {
-		return b, fmt.Errorf("%s: no code: %w", spec, ErrNotFound)
+		return b
 	}
 	// Blocks: runs of consecutive rows of the line within one fragment.
 	type block struct {
@@ -304,6 +351,9 @@ func (t *Table) LineAddrs(file string, line int) (Breakpoint, error) {
 			b.Locs = append(b.Locs, Location{Position: pos})
 			continue
 		}
+		if p := bl.pos.Proc; p == nil || p.Sources&splitinfo.FromBAT == 0 {
+			continue // not BOLT's: no is_stmt means no statement here
+		}
 		hasStmt := false
 		for j := range blocks {
 			if blocks[j].stmt >= 0 && sameFragment(blocks[j].pos, bl.pos) {
@@ -317,7 +367,7 @@ func (t *Table) LineAddrs(file string, line int) (Breakpoint, error) {
 	}
 	slices.SortFunc(b.Locs, func(x, y Location) int { return cmp.Compare(x.Addr, y.Addr) })
 	b.Locs = slices.CompactFunc(b.Locs, func(x, y Location) bool { return x.Addr == y.Addr })
-	return b, nil
+	return b
 }
 
 func sameFragment(a, b Position) bool { return a.Proc == b.Proc && a.Frag == b.Frag }

@@ -187,11 +187,8 @@ func (s *Server) onSetBreakpoints(d *debuggee, r *dap.SetBreakpointsRequest) {
 	for i, b := range r.Arguments.Breakpoints {
 		wants[i] = want{key: strconv.Itoa(b.Line), cond: b.Condition, hitCond: b.HitCondition, message: b.LogMessage}
 	}
-	// The editor's path, in the binary's words: Delve matches files by
-	// the names the line table records.
-	file := d.c.Resolver().SourceFile(path)
 	out := s.place(d, "breakpoint", existing, wants, func(i int) (*api.Breakpoint, error) {
-		return &api.Breakpoint{File: file, Line: r.Arguments.Breakpoints[i].Line}, nil
+		return &api.Breakpoint{File: path, Line: r.Arguments.Breakpoints[i].Line}, nil
 	})
 	d.bps.mu.Lock()
 	for i := range out {

@@ -286,6 +286,7 @@ func TestBreak(t *testing.T) {
 	type bp struct {
 		Location  string   `json:"location"`
 		Function  string   `json:"function"`
+		Line      int      `json:"line"`
 		Addrs     []uint64 `json:"addrs"`
 		Locations []loc    `json:"locations"`
 	}
@@ -323,9 +324,15 @@ func TestBreak(t *testing.T) {
 	if got = decode[bp](t, out); code != 0 || got.Function != "helper" || len(got.Addrs) != 1 {
 		t.Errorf("break b.c:helper = %+v", got)
 	}
-	_, stderr, code = run(t, "", "break", bin, "main.c:2")
+	// A line without code moves to the next line with code, as in gdb;
+	// past the last one there is none.
+	out, _, code = run(t, "", "break", "-json", bin, "main.c:2")
+	if got = decode[bp](t, out); code != 0 || len(got.Addrs) != 1 || got.Line <= 2 {
+		t.Errorf("break main.c:2 (a comment) = %+v, want the next line with code", got)
+	}
+	_, stderr, code = run(t, "", "break", bin, "main.c:9999")
 	if code != 1 || !strings.Contains(stderr, "no code") {
-		t.Errorf("break on a line without code: exit %d, %q", code, stderr)
+		t.Errorf("break past the last line with code: exit %d, %q", code, stderr)
 	}
 }
 
