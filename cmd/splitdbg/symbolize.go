@@ -133,6 +133,7 @@ func (c *cli) symbolize(prog string, args []string, addr2line bool) int {
 	// sanitizer runtime): keep the heap near what it holds.
 	defer debug.SetGCPercent(debug.SetGCPercent(gcPercent))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
+	defer func(dirs []string) { elfx.DebugDirs = dirs }(elfx.DebugDirs)
 	env := "LLVM_SYMBOLIZER_OPTS"
 	if addr2line {
 		env = "LLVM_ADDR2LINE_OPTS"
