@@ -19,21 +19,24 @@ import (
 // line with code in moved fragments, and a FUNC request for a split
 // function Delve cannot place, become one breakpoint at every address.
 func (c *Client) CreateBreakpoint(req *api.Breakpoint) (*api.Breakpoint, error) {
-	return c.create(req, nil, func(r *api.Breakpoint) (*api.Breakpoint, error) {
+	return c.create(req, nil, "", func(r *api.Breakpoint) (*api.Breakpoint, error) {
 		return c.delve.CreateBreakpoint(r)
 	})
 }
 
 // CreateBreakpointWithExpr implements service.Client, as CreateBreakpoint.
 func (c *Client) CreateBreakpointWithExpr(req *api.Breakpoint, locExpr string, rules [][2]string, suspended bool) (*api.Breakpoint, error) {
-	return c.create(req, rules, func(r *api.Breakpoint) (*api.Breakpoint, error) {
+	return c.create(req, rules, locExpr, func(r *api.Breakpoint) (*api.Breakpoint, error) {
 		return c.delve.CreateBreakpointWithExpr(r, locExpr, rules, suspended)
 	})
 }
 
 // create creates a breakpoint through Delve's call do, rewriting requests
-// for locations with code in moved fragments to explicit addresses.
-func (c *Client) create(req *api.Breakpoint, rules [][2]string, do func(*api.Breakpoint) (*api.Breakpoint, error)) (*api.Breakpoint, error) {
+// for locations with code in moved fragments to explicit addresses; a
+// breakpoint on FILE:LINE (in the request, or locExpr, the terminal's
+// words) is named by the line as splitdbg resolved it, as gdb names it,
+// whatever line shares its first address.
+func (c *Client) create(req *api.Breakpoint, rules [][2]string, locExpr string, do func(*api.Breakpoint) (*api.Breakpoint, error)) (*api.Breakpoint, error) {
 	if req != nil && req.File != "" && len(rules) == 0 {
 		// The file as the binary records it: Delve knows a file only by
 		// that name, a user or an editor by a base name or an absolute
@@ -44,8 +47,9 @@ func (c *Client) create(req *api.Breakpoint, rules [][2]string, do func(*api.Bre
 			req = &r
 		}
 	}
-	if r := c.lineRequest(req, rules); r != nil {
-		req = r
+	var line *linePlace
+	if r, at := c.lineRequest(req, rules); r != nil {
+		req, line = r, at
 	} else if res, ok := c.splitFuncRequest(req); ok {
 		// Delve places most split functions right: try it first, and
 		// replace its answer when it fails or lands in moved code.
@@ -63,13 +67,51 @@ func (c *Client) create(req *api.Breakpoint, rules [][2]string, do func(*api.Bre
 		r.FunctionName, r.Addrs = "", res.Addrs()
 		req = &r
 	}
+	if line == nil && locExpr != "" {
+		line = c.exprLine(locExpr, rules)
+	}
 	req, cond := c.moveCondition(req)
 	bp, err := do(req)
 	if bp != nil {
 		c.held(bp.ID, cond)
+		if line != nil {
+			c.mu.Lock()
+			if c.lines == nil {
+				c.lines = map[int]linePlace{}
+			}
+			c.lines[bp.ID] = *line
+			c.mu.Unlock()
+		}
 	}
 	c.created(bp)
 	return bp, err
+}
+
+// forgetLine drops the line breakpoint id was set on.
+func (c *Client) forgetLine(id int) {
+	c.mu.Lock()
+	delete(c.lines, id)
+	c.mu.Unlock()
+}
+
+// linePlace is the source line a breakpoint was set on.
+type linePlace struct {
+	file string
+	line int
+}
+
+// exprLine is the resolved line of a FILE:LINE location expression with
+// code in moved fragments, nil for any other expression.
+func (c *Client) exprLine(locExpr string, rules [][2]string) *linePlace {
+	spec, err := linetable.ParseSpec(locExpr)
+	if err != nil || spec.Line <= 0 {
+		return nil
+	}
+	res, err := c.res.ResolveSpec(unsubstitute(spec, rules))
+	if err != nil || !res.Moved() {
+		return nil
+	}
+	return &linePlace{res.File, res.Line}
 }
 
 // AmendBreakpoint implements service.Client: the hit condition of a
@@ -91,19 +133,20 @@ func (c *Client) AmendBreakpoint(bp *api.Breakpoint) error {
 }
 
 // lineRequest returns a FILE:LINE request rewritten to explicit addresses
-// when the line has code in moved fragments, nil otherwise.
-func (c *Client) lineRequest(req *api.Breakpoint, rules [][2]string) *api.Breakpoint {
+// when the line has code in moved fragments, and the line it resolved
+// to; nil otherwise.
+func (c *Client) lineRequest(req *api.Breakpoint, rules [][2]string) (*api.Breakpoint, *linePlace) {
 	if !plainRequest(req) || req.File == "" || req.Line <= 0 {
-		return nil
+		return nil, nil
 	}
 	locs, ok := c.findLine(api.EvalScope{GoroutineID: -1}, linetable.LineSpec(req.File, req.Line), true, rules)
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	r := *req
 	r.File, r.Line, r.FunctionName = "", 0, ""
 	r.Addrs, r.AddrPid = locs[0].PCs, locs[0].PCPids
-	return &r
+	return &r, &linePlace{locs[0].File, locs[0].Line}
 }
 
 // splitFuncRequest resolves a FUNC request for a split function.
@@ -170,6 +213,7 @@ func (c *Client) ClearBreakpoint(id int) (*api.Breakpoint, error) {
 	if err == nil {
 		c.disarm(id)
 		c.held(id, nil)
+		c.forgetLine(id)
 	}
 	c.fixBreakpoint(bp)
 	return bp, err
@@ -181,6 +225,7 @@ func (c *Client) ClearBreakpointByName(name string) (*api.Breakpoint, error) {
 	if err == nil && bp != nil {
 		c.disarm(bp.ID)
 		c.held(bp.ID, nil)
+		c.forgetLine(bp.ID)
 	}
 	c.fixBreakpoint(bp)
 	return bp, err

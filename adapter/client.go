@@ -43,6 +43,9 @@ type Client struct {
 	frames map[api.EvalScope]*scopeFrame
 	// armed holds the breakpoints with addresses in moved code, by ID.
 	armed map[int]*armed
+	// lines holds, by breakpoint ID, the line a breakpoint with addresses
+	// in moved code was set on.
+	lines map[int]linePlace
 	// conds holds, by breakpoint ID, the conditions of breakpoints in
 	// moved code, which the client evaluates (conditions.go).
 	conds map[int]*condition

@@ -93,41 +93,20 @@ func (c *Client) plainFind(ds api.EvalScope, loc string, findInstructions bool, 
 	return locs, subst, err
 }
 
-// findLine resolves FILE:LINE when the line has code in a moved fragment:
-// Delve's addresses (which never include moved code) plus ours in moved
-// fragments. ok is false when the line has no code in moved fragments.
+// findLine resolves FILE:LINE when the line has code in a moved fragment,
+// to the addresses splitdbg's placement gives (linetable.LineAddrs, the
+// one placement every door and "splitdbg break" use; Delve's never
+// include moved code). ok is false when the line has no code in moved
+// fragments.
 func (c *Client) findLine(ds api.EvalScope, spec linetable.Spec, findInstructions bool, rules [][2]string) ([]api.Location, bool) {
 	res, err := c.res.ResolveSpec(unsubstitute(spec, rules))
 	if err != nil || !res.Moved() {
 		return nil, false
 	}
-	var pcs []uint64
-	var pids []int
-	if !allMoved(&res) {
-		// Delve finds the addresses outside moved code: keep its choice.
-		if dl, _, err := c.delve.FindLocation(ds, spec.Text, findInstructions, rules); err == nil && len(dl) == 1 {
-			pcs = append(pcs, dl[0].PCs...)
-			pids = dl[0].PCPids
-		}
-	}
-	if len(pcs) == 0 {
-		pcs = res.Addrs()
-	} else {
-		for i := range res.Locs {
-			if res.Locs[i].Moved() {
-				pcs = append(pcs, res.Locs[i].PC)
-			}
-		}
-	}
+	pcs := res.Addrs()
 	slices.Sort(pcs)
 	pcs = slices.Compact(pcs)
 	loc := api.Location{PC: pcs[0], PCs: pcs, File: res.File, Line: res.Line}
-	if len(pids) > 0 {
-		loc.PCPids = make([]int, len(pcs))
-		for i := range loc.PCPids {
-			loc.PCPids[i] = pids[0]
-		}
-	}
 	if p := res.Locs[0].Proc; p != nil && allProc(&res) {
 		loc.Function = logicalFunction(&res.Locs[0].Frame)
 	}

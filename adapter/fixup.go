@@ -87,6 +87,7 @@ func (c *Client) fixBreakpoint(bp *api.Breakpoint) {
 		return
 	}
 	c.showCondition(bp)
+	defer c.showLine(bp)
 	if bp.FunctionName != "" && bp.FunctionName != "(multiple functions)" &&
 		bp.File != "" && bp.File != "<multiple locations>" {
 		return
@@ -114,6 +115,16 @@ func (c *Client) fixBreakpoint(bp *api.Breakpoint) {
 	}
 	if sameLine && first.Line > 0 {
 		bp.File, bp.Line = first.File, first.Line
+	}
+}
+
+// showLine names a breakpoint by the line it was set on.
+func (c *Client) showLine(bp *api.Breakpoint) {
+	c.mu.Lock()
+	at, ok := c.lines[bp.ID]
+	c.mu.Unlock()
+	if ok {
+		bp.File, bp.Line = at.file, at.line
 	}
 }
 

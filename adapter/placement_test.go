@@ -1,0 +1,74 @@
+package adapter
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/splitdbg/splitdbg/internal/delvetest"
+	"github.com/splitdbg/splitdbg/internal/testbin"
+)
+
+// TestTerminalPlacement types "break FILE:LINE" into Delve's terminal
+// over the client for every line of a source file that has code in moved
+// code, and checks that the breakpoint has the addresses "splitdbg
+// break" gives (one placement for every door) and that the terminal's
+// "Breakpoint N set at ... FILE:LINE" names the line splitdbg resolved,
+// not another line whose row shares the first address.
+func TestTerminalPlacement(t *testing.T) {
+	setRe := regexp.MustCompile(`Breakpoint (\d+) set at 0x[0-9a-f,x]+ for \S+ \S+:(\d+)`)
+	for _, tc := range []struct{ bin, src string }{
+		{"gcc-inv", "inv/inv.c"},
+		{"clang22-inv", "inv/inv.c"},
+		{"bolt22", "bolt/bolt.c"},
+		{"clang19-mfs", "clang/split.c"},
+		{"gcc-pgo", "pgo/pgo.c"},
+	} {
+		t.Run(tc.bin, func(t *testing.T) {
+			s := startDelve(t, tc.bin)
+			c := s.client
+			data, err := os.ReadFile(filepath.Join(testbin.Dir(), "..", "src", tc.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			base := filepath.Base(tc.src)
+			checked := 0
+			for l := 1; l <= strings.Count(string(data), "\n"); l++ {
+				loc := base + ":" + strconv.Itoa(l)
+				res, err := c.Resolver().Resolve(loc)
+				if err != nil || !res.Moved() {
+					continue
+				}
+				out := delvetest.RunTerminal(t, "", c, "break "+loc)[0]
+				m := setRe.FindStringSubmatch(out)
+				if m == nil {
+					t.Errorf("break %s printed %q", loc, out)
+					continue
+				}
+				if m[2] != strconv.Itoa(res.Line) {
+					t.Errorf("break %s: the terminal names line %s, splitdbg resolved line %d", loc, m[2], res.Line)
+				}
+				id, _ := strconv.Atoi(m[1])
+				bp, err := c.GetBreakpoint(id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := slices.Sorted(slices.Values(res.Addrs())); !slices.Equal(slices.Sorted(slices.Values(bp.Addrs)), want) {
+					t.Errorf("break %s: addresses %#x, splitdbg break gives %#x", loc, bp.Addrs, want)
+				}
+				if _, err := c.ClearBreakpoint(id); err != nil {
+					t.Fatal(err)
+				}
+				checked++
+			}
+			if checked == 0 {
+				t.Fatal("no line with code in moved code")
+			}
+			t.Logf("%d lines with code in moved code", checked)
+		})
+	}
+}
