@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/splitdbg/splitdbg/internal/addrlines"
 	"github.com/splitdbg/splitdbg/internal/jsonw"
 	"github.com/splitdbg/splitdbg/linetable"
 	"github.com/splitdbg/splitdbg/splitinfo/bat"
@@ -85,12 +86,12 @@ their distance from it. ADDR is hexadecimal with 0x, or decimal.`,
 			if stream {
 				// One address per input line, flushed whenever the input
 				// has nothing more buffered.
-				err = readAddrs(c.stdin, 1<<10, func(lines []addrLine) error {
+				err = addrlines.Read(c.stdin, 1<<10, func(lines []addrlines.Line) error {
 					for _, l := range lines {
-						if l.bad != "" {
-							return fmt.Errorf("stdin line %d: %s %q", l.lineNo, l.bad, l.input)
+						if l.Bad != "" {
+							return fmt.Errorf("stdin line %d: %s %q", l.LineNo, l.Bad, l.Input)
 						}
-						translate(l.addr)
+						translate(l.Addr)
 					}
 					return nil
 				}, w.Flush)

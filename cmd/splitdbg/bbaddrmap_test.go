@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"debug/elf"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,7 +15,6 @@ import (
 
 	"github.com/splitdbg/splitdbg/internal/readobjtest"
 	"github.com/splitdbg/splitdbg/internal/testbin"
-	"github.com/splitdbg/splitdbg/linetable"
 	"github.com/splitdbg/splitdbg/splitinfo/bbaddrmap"
 )
 
@@ -391,30 +388,6 @@ func TestAddrBlocks(t *testing.T) {
 	out, _, _ := run(t, "", "addr", "-json", testbin.Path(t, "demo"), "0x1250")
 	if strings.Contains(out, "bb_id") {
 		t.Errorf("bb_id without a map: %s", out)
-	}
-}
-
-// TestAddrBlocksNoAlloc: the block lookup keeps addr's per-address path
-// allocation-free.
-func TestAddrBlocksNoAlloc(t *testing.T) {
-	lt, err := linetable.Open(testbin.Path(t, "clang22-mfs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, asJSON := range []bool{false, true} {
-		w := &addrWriter{w: bufio.NewWriter(io.Discard), t: lt, json: asJSON}
-		addrs := []uint64{0x10e0, 0x10ea, 0x1480, 0x14a9, 0x10}
-		for _, a := range addrs {
-			w.write(a) // grow the buffer
-		}
-		n := testing.AllocsPerRun(100, func() {
-			for _, a := range addrs {
-				w.write(a)
-			}
-		})
-		if n != 0 {
-			t.Errorf("json %v: %v allocations per %d addresses", asJSON, n, len(addrs))
-		}
 	}
 }
 

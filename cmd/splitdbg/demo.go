@@ -11,6 +11,7 @@ import (
 	"github.com/splitdbg/splitdbg/linetable"
 	"github.com/splitdbg/splitdbg/splitinfo"
 	"github.com/splitdbg/splitdbg/splitinfo/bbaddrmap"
+	"github.com/splitdbg/splitdbg/symbolize"
 )
 
 // demoBinary is testdata/bin/demo, a small GCC -O2 binary with split
@@ -87,24 +88,24 @@ func runDemo(c *cli, lt *linetable.Table) error {
 	fmt.Fprintln(w, "\nAddress lookups: an address in a cold fragment belongs to its logical function,")
 	fmt.Fprintln(w, "at an offset in the function's fragments laid end to end in logical order:")
 	fmt.Fprintln(w)
-	aw := &addrWriter{w: newFlushWriter(w), t: lt}
+	aw := symbolize.NewAddrWriter(w, lt, false)
 	n := 0
 	for p := range t.Split() {
 		if n == 2 {
 			break
 		}
 		n++
-		aw.write(p.Entry)
+		aw.Write(p.Entry)
 		for _, f := range p.Fragments[1:] {
 			if f.BranchAddr != 0 {
-				aw.write(f.BranchAddr)
+				aw.Write(f.BranchAddr)
 			}
-			aw.write(f.Start)
-			aw.write(f.End - 1)
+			aw.Write(f.Start)
+			aw.Write(f.End - 1)
 		}
 	}
-	aw.write(0x10)
-	if err := aw.w.Flush(); err != nil {
+	aw.Write(0x10)
+	if err := aw.Close(); err != nil {
 		return err
 	}
 
@@ -197,7 +198,7 @@ func runBlocksDemo(c *cli, lt *linetable.Table) error {
 		}
 		fmt.Fprintln(w, "\nAddress lookups name the block (\"bb_id\" in addr -json):")
 		fmt.Fprintln(w)
-		aw := &addrWriter{w: newFlushWriter(w), t: lt}
+		aw := symbolize.NewAddrWriter(w, lt, false)
 		for k := range p.Fragments {
 			// In every fragment, an address inside its first block (after
 			// the entry block) that has a source line.
@@ -212,9 +213,9 @@ func runBlocksDemo(c *cli, lt *linetable.Table) error {
 					break
 				}
 			}
-			aw.write(a)
+			aw.Write(a)
 		}
-		return aw.w.Flush()
+		return aw.Close()
 	}
 	return nil
 }

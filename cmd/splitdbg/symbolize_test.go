@@ -174,41 +174,6 @@ func TestSymbolizeAs(t *testing.T) {
 	}
 }
 
-// FuzzSymbolizeInput: any input line gets exactly one answer, and
-// nothing panics.
-func FuzzSymbolizeInput(f *testing.F) {
-	bin := testbin.Path(f, "demo")
-	for _, s := range []string{"0x1250", "sum+4", "DATA 0x4010", `CODE "x" 0x1`, "BUILDID:ab 1", "FILE:FILE:", "'", "12z"} {
-		f.Add(s)
-	}
-	// One symbolizer per style, its module read once.
-	syms := map[string]*symbolizer{}
-	for _, style := range []string{"LLVM", "JSON"} {
-		s := &symbolizer{prog: "fuzz", stderr: io.Discard, modules: make(map[string]*module)}
-		if _, _, err := s.parseArgs([]string{"--obj=" + bin, "--output-style=" + style}); err != nil {
-			f.Fatal(err)
-		}
-		syms[style] = s
-	}
-	f.Fuzz(func(t *testing.T, line string) {
-		line = strings.Map(func(r rune) rune {
-			if r == '\n' || r == '\r' {
-				return -1
-			}
-			return r
-		}, line)
-		for _, style := range []string{"LLVM", "JSON"} {
-			out := string(syms[style].answer(nil, line))
-			if style == "JSON" && (strings.Count(out, "\n") != 0 || !strings.HasPrefix(out, "{")) {
-				t.Errorf("JSON answer to %q is %q, want one object", line, out)
-			}
-			if style == "LLVM" && !strings.HasSuffix(out, "\n\n") {
-				t.Errorf("LLVM answer to %q is %q, want an answer ending in an empty line", line, out)
-			}
-		}
-	})
-}
-
 // TestSymbolizeBuildID: BUILDID: requests find the file under
 // --debug-file-directory's .build-id tree, as llvm-symbolizer does.
 func TestSymbolizeBuildID(t *testing.T) {

@@ -1,0 +1,613 @@
+package symbolize
+
+import (
+	"bufio"
+	"bytes"
+	"debug/elf"
+	hexenc "encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/splitdbg/splitdbg/internal/addrlines"
+	"github.com/splitdbg/splitdbg/internal/elfx"
+)
+
+// Config is what llvm-symbolizer's options select (ParseArgs reads them).
+type Config struct {
+	Addr2line bool     // llvm-addr2line's defaults: addresses are hexadecimal
+	Obj       string   // --obj: the file of requests that name none
+	BuildID   []byte   // --build-id: the file of requests that name none
+	Adjust    uint64   // --adjust-vma: subtracted from each address
+	Relative  bool     // --relative-address (the image base is 0 for ELF)
+	Inlines   bool     // print inlined frames
+	DebugDirs []string // where separate debug files and BUILDID: requests are looked for
+	Options   Options
+	Printer   Printer
+}
+
+// Server answers llvm-symbolizer's requests (its input lines, in its
+// protocol) as llvm-symbolizer 22 does, reading each file once. Errors
+// about requests go to its stderr, prefixed by its prog, as
+// llvm-symbolizer reports them. As it reads files it bounds the Go
+// memory limit (budget): its caller restores the limit when done.
+type Server struct {
+	Config
+	prog      string
+	stderr    io.Writer
+	modules   map[string]*module
+	objMod    *module // --obj's file, once read
+	files     int64   // bytes of the files read, for budget
+	unbounded bool    // a file's needs are unknown: no memory limit
+	frames    []Frame
+}
+
+// NewServer returns a server of c. Separate debug files and BUILDID:
+// requests are looked for in c.DebugDirs, else in /usr/lib/debug: it
+// sets the process's debug file directories (elfx.DebugDirs) so.
+func NewServer(c Config, prog string, stderr io.Writer) *Server {
+	elfx.DebugDirs = []string{elfx.DefaultDebugDir}
+	if len(c.DebugDirs) > 0 {
+		elfx.DebugDirs = c.DebugDirs
+	}
+	return &Server{Config: c, prog: prog, stderr: stderr, modules: make(map[string]*module)}
+}
+
+// AnswerAll appends the answers to the requests of a command line: in
+// JSON one array.
+func (s *Server) AnswerAll(b []byte, inputs []string) []byte {
+	if s.Printer.Style != JSON {
+		for _, in := range inputs {
+			b = s.answer(b, in)
+		}
+		return b
+	}
+	start := len(b)
+	b = append(b, '[')
+	for k, in := range inputs {
+		if k > 0 {
+			b = append(b, ',')
+		}
+		b = s.answer(b, in)
+	}
+	b = append(b, ']')
+	if s.Printer.Pretty {
+		b = append(b[:start], indentJSON(b[start:])...)
+	}
+	return append(b, '\n')
+}
+
+type module struct {
+	m        *Module
+	err      string
+	reported bool
+}
+
+// Serve answers each line of in, flushing whenever in has nothing more
+// buffered, so that a peer waiting for each answer gets it. The lines
+// already buffered are prepared in order (parsed, their files read,
+// errors reported) and then answered on every core, each core a
+// contiguous share of them, and written in order.
+func (s *Server) Serve(in io.Reader, out *bufio.Writer) error {
+	r := bufio.NewReaderSize(in, 256<<10)
+	workers := runtime.GOMAXPROCS(0)
+	var (
+		lines []byte // the batch's lines, back to back
+		ends  []int
+		b     = batch{bufs: make([][]byte, workers), frames: make([][]Frame, workers)}
+	)
+	for {
+		line, err := r.ReadSlice('\n')
+		for err == bufio.ErrBufferFull {
+			// llvm-symbolizer reads lines of at most 1023 bytes; a longer
+			// line is answered in pieces as it would be.
+			var more []byte
+			more, err = r.ReadSlice('\n')
+			line = append(append([]byte(nil), line...), more...)
+		}
+		for len(line) > 0 {
+			n := min(len(line), 1023)
+			lines = append(lines, line[:n]...)
+			ends = append(ends, len(lines))
+			line = line[n:]
+		}
+		if err != nil && err != io.EOF {
+			return err
+		}
+		if len(ends) > 0 && (err == io.EOF || r.Buffered() == 0 || len(ends) >= 1<<batchBits-1023) {
+			// A very long line can make more pieces than a batch holds.
+			for start := 0; start < len(ends); start += 1 << batchBits {
+				part := ends[start:min(len(ends), start+1<<batchBits)]
+				from := 0
+				if start > 0 {
+					from = ends[start-1]
+				}
+				s.answerBatch(&b, lines[:part[len(part)-1]], part, from, out)
+			}
+			lines, ends = lines[:0], ends[:0]
+		}
+		if err == io.EOF {
+			return out.Flush()
+		}
+		if r.Buffered() == 0 {
+			if err := out.Flush(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// batchBits bounds a batch: 1<<batchBits lines, whose indices pack
+// below the address in a sort key.
+const batchBits = 14
+
+// answerBatch answers the lines lines[ends[k-1]:ends[k]] (the first
+// from start) into out, at most 1<<batchBits of them. The
+// lines are prepared in order; then their answers are rendered in address
+// order, so that neighbours share cache lines, by len(bufs) goroutines,
+// each taking a contiguous run of that order into its own buffer with its
+// own frames; and written in input order.
+func (s *Server) answerBatch(b *batch, lines []byte, ends []int, start int, out *bufio.Writer) {
+	js := b.jobs[:0]
+	for _, end := range ends {
+		js = append(js, s.prepare(lines[start:end]))
+		start = end
+	}
+	b.jobs = js
+	b.order = b.order[:0]
+	sorted := true
+	for k := range js {
+		if a := js[k].q.addr; a < 1<<(64-batchBits) {
+			b.order = append(b.order, a<<batchBits|uint64(k))
+		} else {
+			sorted = false
+		}
+	}
+	if sorted {
+		slices.Sort(b.order)
+	} else {
+		b.order = b.order[:0]
+		for k := range js {
+			b.order = append(b.order, uint64(k))
+		}
+	}
+	b.spans = slices.Grow(b.spans[:0], len(js))[:len(js)]
+	workers := len(b.bufs)
+	if len(js) < 256 {
+		workers = 1
+	}
+	per := (len(js) + workers - 1) / workers
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		part := b.order[min(len(js), w*per):min(len(js), (w+1)*per)]
+		render := func() {
+			buf := b.bufs[w][:0]
+			for _, key := range part {
+				k := int(key & (1<<batchBits - 1))
+				from := len(buf)
+				buf = s.renderLine(buf, &js[k], &b.frames[w])
+				b.spans[k] = span{int32(w), int32(from), int32(len(buf))}
+			}
+			b.bufs[w] = buf
+		}
+		if w == workers-1 {
+			render()
+			break
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); render() }()
+	}
+	wg.Wait()
+	for _, sp := range b.spans {
+		out.Write(b.bufs[sp.w][sp.start:sp.end])
+	}
+}
+
+// batch is the scratch space of answerBatch, kept across batches.
+type batch struct {
+	jobs   []job
+	order  []uint64 // addr<<batchBits | index, or the index
+	spans  []span   // per job, where its answer is
+	bufs   [][]byte // per goroutine
+	frames [][]Frame
+}
+
+// span is where an answer is: in which buffer, from where to where.
+type span struct{ w, start, end int32 }
+
+// renderLine appends a stream answer: in JSON one line.
+func (s *Server) renderLine(b []byte, j *job, frames *[]Frame) []byte {
+	start := len(b)
+	b = s.render(b, j, frames)
+	if s.Printer.Style == JSON {
+		if s.Printer.Pretty {
+			b = append(b[:start], indentJSON(b[start:])...)
+		}
+		b = append(b, '\n')
+	}
+	return b
+}
+
+func stripNewlines(b []byte) string {
+	if bytes.IndexAny(b, "\r\n") < 0 {
+		return string(b)
+	}
+	out := make([]byte, 0, len(b))
+	for _, c := range b {
+		if c != '\r' && c != '\n' {
+			out = append(out, c)
+		}
+	}
+	return string(out)
+}
+
+// indentJSON indents JSON as LLVM's writer does with an indent of 2.
+func indentJSON(b []byte) []byte {
+	var out bytes.Buffer
+	if err := json.Indent(&out, b, "", "  "); err != nil {
+		return b
+	}
+	return out.Bytes()
+}
+
+// request is one parsed input line.
+type request struct {
+	kind    string // "CODE", "DATA" or "FRAME"
+	module  string // as named, or the build ID in upper-case hex
+	path    string // the file to read
+	addr    uint64
+	symbol  string // a symbol name instead of an address
+	symOff  uint64
+	buildID bool
+}
+
+const delims = " \n\r"
+
+// parse reads one input line as llvm-symbolizer 22 does. An error says
+// why the line is no request; module is then what was read of it.
+func (s *Server) parse(line string) (request, error) {
+	var q request
+	in := line
+	q.kind = "CODE"
+	q.module = s.Obj
+	for _, k := range []string{"CODE ", "DATA ", "FRAME "} {
+		if strings.HasPrefix(in, k) {
+			q.kind, in = k[:len(k)-1], in[len(k):]
+			break
+		}
+	}
+	var file, build bool
+	for {
+		if rest, ok := strings.CutPrefix(in, "FILE:"); ok {
+			if file {
+				return q, errors.New("duplicate input file specification prefix")
+			}
+			file, in = true, rest
+			continue
+		}
+		if rest, ok := strings.CutPrefix(in, "BUILDID:"); ok {
+			if build {
+				return q, errors.New("duplicate input file specification prefix")
+			}
+			build, in = true, rest
+			continue
+		}
+		break
+	}
+	if file && build {
+		return q, errors.New("duplicate input file specification prefix")
+	}
+	if line == "" {
+		q.module = ""
+		return q, errEmpty
+	}
+	switch {
+	case s.Obj != "":
+		q.module, q.path = s.Obj, s.Obj
+	case s.BuildID != nil:
+		q.module, q.buildID = strings.ToUpper(hexenc.EncodeToString(s.BuildID)), true
+		q.path = s.findBuildID(s.BuildID)
+	default:
+		in = strings.TrimLeft(in, delims)
+		if in != "" && (in[0] == '"' || in[0] == '\'') {
+			end := strings.IndexByte(in[1:], in[0])
+			if end < 0 {
+				return q, errors.New("unbalanced quotes in input file name")
+			}
+			q.module, in = in[1:1+end], in[2+end:]
+		} else {
+			n := strings.IndexAny(in, delims)
+			if n < 0 {
+				n = len(in)
+			}
+			q.module, in = in[:n], in[n:]
+		}
+		q.path = q.module
+		if build {
+			id, err := hexenc.DecodeString(q.module)
+			if err != nil || len(id) == 0 {
+				q.module = ""
+				return q, errors.New("wrong format of build-id")
+			}
+			q.module, q.buildID = strings.ToUpper(q.module), true
+			q.path = s.findBuildID(id)
+		}
+	}
+	in = strings.TrimLeft(in, delims)
+	n := strings.IndexAny(in, delims)
+	if n < 0 {
+		n = len(in)
+	}
+	// llvm-symbolizer trims the offset of white space.
+	tok := strings.Trim(in[:n], " \t\n\v\f\r")
+	if tok == "" {
+		return q, errors.New("no module offset has been specified")
+	}
+	if s.Addr2line {
+		t := strings.TrimPrefix(strings.TrimPrefix(tok, "0x"), "0X")
+		if v, err := strconv.ParseUint(t, 16, 64); err == nil && !strings.HasPrefix(t, "+") {
+			q.addr = v
+			return q, nil
+		}
+	} else if v, ok := parseAutoRadix(tok); ok {
+		q.addr = v
+		return q, nil
+	}
+	if tok[0] >= '0' && tok[0] <= '9' {
+		return q, errors.New("expected a number as module offset")
+	}
+	q.symbol = tok
+	if i := strings.LastIndexByte(tok, '+'); i > 0 {
+		if v, ok := parseAutoRadix(tok[i+1:]); ok {
+			q.symbol, q.symOff = tok[:i], v
+		}
+	}
+	return q, nil
+}
+
+var errEmpty = errors.New("")
+
+// parseAutoRadix parses an unsigned integer as LLVM's getAsInteger with
+// radix 0: 0x or 0X hexadecimal, 0b or 0B binary, 0o or a leading 0
+// octal, else decimal.
+func parseAutoRadix(s string) (uint64, bool) {
+	base := 10
+	switch {
+	case len(s) > 1 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'):
+		s, base = s[2:], 16
+	case len(s) > 1 && s[0] == '0' && (s[1] == 'b' || s[1] == 'B'):
+		s, base = s[2:], 2
+	case len(s) > 1 && s[0] == '0' && (s[1] == 'o' || s[1] == 'O'):
+		s, base = s[2:], 8
+	case len(s) > 1 && s[0] == '0':
+		s, base = s[1:], 8
+	}
+	if s == "" || s[0] == '+' || s[0] == '-' || strings.Contains(s, "_") {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(s, base, 64)
+	return v, err == nil
+}
+
+// findBuildID returns the path of the file with build ID id in the
+// debug file directories, "" if there is none.
+func (s *Server) findBuildID(id []byte) string {
+	if len(id) < 2 {
+		return ""
+	}
+	h := hexenc.EncodeToString(id)
+	for _, dir := range elfx.DebugDirs {
+		p := filepath.Join(dir, ".build-id", h[:2], h[2:]+".debug")
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			return p
+		}
+	}
+	return ""
+}
+
+// load returns the module at path, reading it on first use; a module
+// that cannot be read reports its error on standard error once.
+func (s *Server) load(q *request) (*module, bool) {
+	key := q.path
+	if q.buildID {
+		key = "BUILDID:" + q.module
+	}
+	mod, ok := s.modules[key]
+	if !ok {
+		mod = &module{}
+		switch {
+		case q.buildID && q.path == "":
+			mod.err = "could not find build ID"
+		default:
+			s.budget(q.path)
+			mod.m, mod.err = openModule(q.path)
+		}
+		s.modules[key] = mod
+		if mod.m != nil && !q.buildID && q.path == s.Obj {
+			s.objMod = mod
+		}
+	}
+	first := !mod.reported
+	mod.reported = true
+	return mod, first
+}
+
+// job is a prepared input line: its request, and its file read.
+type job struct {
+	q     request
+	req   Request
+	bad   bool // the line is no request
+	mod   *module
+	first bool // the first request of a file that could not be read
+}
+
+// prepare parses an input line and reads its file; it reports a line
+// that is no request, and a file that cannot be read, on standard error.
+// A plain address with --obj takes no allocation.
+func (s *Server) prepare(line []byte) job {
+	if s.objMod != nil {
+		if addr, ok := quickAddr(line, s.Addr2line); ok {
+			return job{q: request{kind: "CODE", module: s.Obj, addr: addr},
+				req: Request{Module: s.Obj, Addr: addr, HasAddr: true}, mod: s.objMod}
+		}
+	}
+	text := stripNewlines(line)
+	q, err := s.parse(text)
+	j := job{q: q, req: Request{Module: q.module, Addr: q.addr, HasAddr: err == nil && q.symbol == "", Symbol: q.symbol}}
+	if err != nil {
+		if err != errEmpty {
+			fmt.Fprintf(s.stderr, "%s: error: '%s': %v\n", s.prog, text, err)
+		}
+		j.bad = true
+		return j
+	}
+	j.mod, j.first = s.load(&q)
+	if j.mod.m == nil && j.first && s.Printer.Style != JSON {
+		fmt.Fprintf(s.stderr, "%s: error: '%s': %s\n", s.prog, q.module, j.mod.err)
+	}
+	return j
+}
+
+// quickAddr parses a line that is only an address (llvm-symbolizer's
+// integer forms, or hexadecimal as addr2line), without allocating.
+func quickAddr(line []byte, addr2line bool) (uint64, bool) {
+	line = bytes.Trim(line, " \t\n\v\f\r")
+	if len(line) == 0 || len(line) > 24 {
+		return 0, false
+	}
+	var tok [24]byte
+	t := tok[:copy(tok[:], line)]
+	for _, c := range t {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' || c == 'x' || c == 'X') {
+			return 0, false
+		}
+	}
+	if addr2line {
+		if len(t) > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X') {
+			t = t[2:]
+		}
+		return addrlines.Digits(t, 16)
+	}
+	switch {
+	case len(t) > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X'):
+		return addrlines.Digits(t[2:], 16)
+	case len(t) > 1 && t[0] == '0':
+		return addrlines.Digits(t[1:], 8)
+	}
+	return addrlines.Digits(t, 10)
+}
+
+// budget sets the Go memory limit before a file is read: a symbolizer
+// stays up beside the program it serves (pprof, a sanitizer runtime), so
+// its heap is held to 32 MiB plus three times the size of the files it
+// has read (about what their tables take, with room for the garbage of
+// building them), as long as every such file carries its own
+// uncompressed DWARF; else there is no limit.
+func (s *Server) budget(path string) {
+	if s.unbounded {
+		return
+	}
+	f, err := elf.Open(path)
+	if err != nil {
+		return // openModule says why
+	}
+	defer f.Close()
+	info := f.Section(".debug_info")
+	st, err := os.Stat(path)
+	if err != nil || info == nil || info.Flags&elf.SHF_COMPRESSED != 0 {
+		s.unbounded = true
+		debug.SetMemoryLimit(math.MaxInt64)
+		return
+	}
+	s.files += st.Size()
+	debug.SetMemoryLimit(32<<20 + 3*s.files)
+}
+
+// openModule reads the file at path, or says why it cannot in
+// llvm-symbolizer's words where it has them.
+func openModule(path string) (*Module, string) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return nil, "Is a directory"
+	}
+	m, err := Open(path)
+	switch {
+	case err == nil:
+		return m, ""
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, "No such file or directory"
+	case errors.Is(err, fs.ErrPermission):
+		return nil, "Permission denied"
+	case errors.Is(err, elfx.ErrNotELF):
+		return nil, "The file was not recognized as a valid object file"
+	}
+	return nil, err.Error()
+}
+
+// answer appends the answer to one request line.
+func (s *Server) answer(b []byte, line string) []byte {
+	j := s.prepare([]byte(line))
+	return s.render(b, &j, &s.frames)
+}
+
+// render appends the answer to a prepared line, with frames as scratch
+// space. It may run on several goroutines at once.
+func (s *Server) render(b []byte, j *job, frames *[]Frame) []byte {
+	req, q := &j.req, &j.q
+	noFrames := func() []Frame {
+		*frames = append((*frames)[:0], Frame{})
+		return *frames
+	}
+	if j.bad {
+		return s.Printer.AppendCode(b, req, noFrames())
+	}
+	if j.mod.m == nil {
+		if j.first && s.Printer.Style == JSON {
+			return s.Printer.AppendError(b, req, j.mod.err)
+		}
+		switch q.kind {
+		case "DATA":
+			return s.Printer.AppendData(b, req, &Global{})
+		case "FRAME":
+			return s.Printer.AppendFrame(b, req)
+		}
+		if s.Inlines || req.Symbol != "" {
+			return s.Printer.AppendCode(b, req, nil)
+		}
+		return s.Printer.AppendCode(b, req, noFrames())
+	}
+	m := j.mod.m
+	addr := q.addr - s.Adjust
+	switch {
+	case q.kind == "DATA":
+		var g Global
+		if req.HasAddr {
+			g = m.Data(addr, &s.Options)
+		}
+		return s.Printer.AppendData(b, req, &g)
+	case q.kind == "FRAME":
+		return s.Printer.AppendFrame(b, req)
+	case !req.HasAddr:
+		*frames = m.Symbol((*frames)[:0], q.symbol, q.symOff, &s.Options)
+		return s.Printer.AppendCode(b, req, *frames)
+	}
+	o := s.Options
+	o.Inlines = s.Inlines || s.Printer.Style == GNU
+	*frames = m.Frames((*frames)[:0], addr, &o)
+	fs := *frames
+	if !s.Inlines && s.Printer.Style == GNU {
+		// llvm-addr2line's single frame is the innermost of the chain.
+		fs = fs[:1]
+	}
+	return s.Printer.AppendCode(b, req, fs)
+}

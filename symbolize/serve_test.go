@@ -1,0 +1,44 @@
+package symbolize
+
+import (
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/splitdbg/splitdbg/internal/testbin"
+)
+
+// FuzzSymbolizeInput: any input line gets exactly one answer, and
+// nothing panics.
+func FuzzSymbolizeInput(f *testing.F) {
+	bin := testbin.Path(f, "demo")
+	for _, s := range []string{"0x1250", "sum+4", "DATA 0x4010", `CODE "x" 0x1`, "BUILDID:ab 1", "FILE:FILE:", "'", "12z"} {
+		f.Add(s)
+	}
+	// One symbolizer per style, its module read once.
+	syms := map[string]*Server{}
+	for _, style := range []string{"LLVM", "JSON"} {
+		cfg, _, _, err := ParseArgs([]string{"--obj=" + bin, "--output-style=" + style}, false)
+		if err != nil {
+			f.Fatal(err)
+		}
+		syms[style] = NewServer(cfg, "fuzz", io.Discard)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		line = strings.Map(func(r rune) rune {
+			if r == '\n' || r == '\r' {
+				return -1
+			}
+			return r
+		}, line)
+		for _, style := range []string{"LLVM", "JSON"} {
+			out := string(syms[style].answer(nil, line))
+			if style == "JSON" && (strings.Count(out, "\n") != 0 || !strings.HasPrefix(out, "{")) {
+				t.Errorf("JSON answer to %q is %q, want one object", line, out)
+			}
+			if style == "LLVM" && !strings.HasSuffix(out, "\n\n") {
+				t.Errorf("LLVM answer to %q is %q, want an answer ending in an empty line", line, out)
+			}
+		}
+	})
+}
