@@ -3,6 +3,7 @@ package adapter
 import (
 	"fmt"
 
+	"github.com/go-delve/delve/pkg/locspec"
 	"github.com/go-delve/delve/service/api"
 
 	"github.com/splitdbg/splitdbg/linetable"
@@ -26,6 +27,13 @@ func (c *Client) CreateBreakpoint(req *api.Breakpoint) (*api.Breakpoint, error) 
 
 // CreateBreakpointWithExpr implements service.Client, as CreateBreakpoint.
 func (c *Client) CreateBreakpointWithExpr(req *api.Breakpoint, locExpr string, rules [][2]string, suspended bool) (*api.Breakpoint, error) {
+	if _, err := locspec.Parse(locExpr); err != nil && req != nil && len(req.Addrs) > 0 {
+		// A location Delve does not parse (FILE:FUNC) that FindLocation
+		// answered: the addresses say it all.
+		return c.create(req, rules, locExpr, func(r *api.Breakpoint) (*api.Breakpoint, error) {
+			return c.delve.CreateBreakpoint(r)
+		})
+	}
 	return c.create(req, rules, locExpr, func(r *api.Breakpoint) (*api.Breakpoint, error) {
 		return c.delve.CreateBreakpointWithExpr(r, locExpr, rules, suspended)
 	})
@@ -50,7 +58,12 @@ func (c *Client) create(req *api.Breakpoint, rules [][2]string, locExpr string, 
 	var line *linePlace
 	if r, at := c.lineRequest(req, rules); r != nil {
 		req, line = r, at
-	} else if res, ok := c.splitFuncRequest(req); ok {
+	} else if res, ok := c.splitFuncRequest(req); ok && len(res.Locs) > 1 {
+		// Several functions of the name: a location in each, as gdb.
+		r := *req
+		r.FunctionName, r.Addrs = "", res.Addrs()
+		req = &r
+	} else if ok {
 		// Delve places most split functions right: try it first, and
 		// replace its answer when it fails or lands in moved code.
 		bp, err := do(req)
@@ -149,13 +162,14 @@ func (c *Client) lineRequest(req *api.Breakpoint, rules [][2]string) (*api.Break
 	return &r, &linePlace{locs[0].File, locs[0].Line}
 }
 
-// splitFuncRequest resolves a FUNC request for a split function.
+// splitFuncRequest resolves a FUNC request for a split function, or for a
+// name of several functions.
 func (c *Client) splitFuncRequest(req *api.Breakpoint) (Resolution, bool) {
 	if !plainRequest(req) || req.File != "" || req.FunctionName == "" || req.Line != 0 {
 		return Resolution{}, false
 	}
 	res, err := c.res.ResolveSpec(linetable.FuncSpec(req.FunctionName))
-	if err != nil || len(res.Locs) != 1 || !res.Locs[0].Split() {
+	if err != nil || len(res.Locs) == 1 && !res.Locs[0].Split() {
 		return Resolution{}, false
 	}
 	return res, true

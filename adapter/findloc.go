@@ -43,6 +43,9 @@ func classify(spec string) specKind {
 		if _, err := strconv.Atoi(spec[i+1:]); err == nil {
 			return specLine
 		}
+		if strings.Contains(spec[:i], ".") && !strings.ContainsAny(spec, " \t") {
+			return specFunc // FILE:FUNC, which Delve does not take
+		}
 		return specOther
 	}
 	if strings.ContainsAny(spec, " \t") {
@@ -137,9 +140,21 @@ func allProc(res *Resolution) bool {
 // keeps only a function's first DWARF range, so it fails when that range
 // is unusable (cgo) or starts in moved code (clang 19 lists the cold
 // range first). When Delve's answer is in the entry fragment it is kept
-// and delve is true. ok is false for a function that is not split.
+// and delve is true. ok is false for a function that is not split. A name
+// of several functions gives one location with each one's start.
 func (c *Client) findFunc(ds api.EvalScope, spec linetable.Spec, findInstructions bool, rules [][2]string) (locs []api.Location, delve, ok bool) {
 	res, err := c.res.ResolveSpec(spec)
+	if err == nil && len(res.Locs) == 1 && spec.File != "" {
+		// FILE:FUNC picks one of several functions of a name.
+		ours := res.Locs[0]
+		return []api.Location{{PC: ours.PC, PCs: []uint64{ours.PC}, File: ours.File, Line: ours.Line, Function: logicalFunction(&ours.Frame)}}, false, true
+	}
+	if err == nil && len(res.Locs) > 1 {
+		// Several functions of the name (static functions of several
+		// files): one location at each start, as gdb sets one breakpoint
+		// with a location in each; Delve calls the name ambiguous.
+		return []api.Location{{PC: res.Locs[0].PC, PCs: res.Addrs()}}, false, true
+	}
 	if err != nil || len(res.Locs) != 1 || !res.Locs[0].Split() {
 		return nil, false, false
 	}

@@ -1,6 +1,7 @@
 package adapter
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -71,4 +72,35 @@ func TestTerminalPlacement(t *testing.T) {
 			t.Logf("%d lines with code in moved code", checked)
 		})
 	}
+}
+
+// TestBreakSeveralFunctions types "break helper" into Delve's terminal
+// over the client, where gcc-cold has a static helper in a.c and one in
+// b.c: like gdb (0x13a0 a.c:17, 0x13d0 b.c:15 before relocation), one
+// breakpoint with a location at each function's start, where plain Delve
+// says the name is ambiguous; "break b.c:helper" picks one (Delve's
+// terminal then complains that it cannot parse FILE:FUNC, a syntax of
+// gdb's and splitdbg's it does not have, but the breakpoint is set).
+func TestBreakSeveralFunctions(t *testing.T) {
+	s := startDelve(t, "gcc-cold")
+	c := s.client
+	res, err := c.Resolver().Resolve("helper")
+	if err != nil || len(res.Locs) != 2 {
+		t.Fatalf("Resolve(helper) = %+v, %v; want two functions", res.Locs, err)
+	}
+	out := delvetest.RunTerminal(t, "", c, "break helper")
+	m := regexp.MustCompile(`Breakpoint (\d+) set at (0x[0-9a-f]+),(0x[0-9a-f]+)`).FindStringSubmatch(out[0])
+	if m == nil {
+		t.Fatalf("break helper printed %q, want one breakpoint at two addresses", out[0])
+	}
+	id, _ := strconv.Atoi(m[1])
+	bp, err := c.GetBreakpoint(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := slices.Sorted(slices.Values(res.Addrs())); !slices.Equal(slices.Sorted(slices.Values(bp.Addrs)), want) {
+		t.Errorf("break helper: %#x, want %#x", bp.Addrs, want)
+	}
+	out = delvetest.RunTerminal(t, "", c, "clear "+m[1], "break b.c:helper")
+	delvetest.Match(t, "break b.c:helper", out[1], `Breakpoint \d+ set at `+fmt.Sprintf("%#x", res.Locs[1].PC)+` for C\.helper\(\) \S*b\.c:\d+`)
 }

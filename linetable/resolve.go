@@ -142,27 +142,53 @@ func (t *Table) LookupFunc(spec string) (*splitinfo.Proc, error) {
 	return t.lookupFunc(spec, file, name)
 }
 
+// funcBreakpoint resolves FUNC and FILE:FUNC: the start of every
+// function of the name (gdb sets one breakpoint with a location in each
+// of several static functions of one name; FILE:FUNC picks one), or, for
+// the symbol of a moved fragment (foo.cold), the fragment's start.
 func (t *Table) funcBreakpoint(spec, file, name string) (Breakpoint, error) {
-	p, err := t.lookupFunc(spec, file, name)
+	procs, err := t.funcProcs(spec, file, name)
 	if err != nil {
+		if pos, ok := t.fragmentStart(name); ok && file == "" {
+			return Breakpoint{Spec: spec, File: pos.File, Line: pos.Line, Locs: []Location{{Position: pos}}}, nil
+		}
 		return Breakpoint{}, err
 	}
-	pos := t.FuncStart(p)
-	return Breakpoint{Spec: spec, File: pos.File, Line: pos.Line, Locs: []Location{{Position: pos}}}, nil
+	b := Breakpoint{Spec: spec}
+	for _, p := range procs {
+		b.Locs = append(b.Locs, Location{Position: t.FuncStart(p)})
+	}
+	if len(b.Locs) == 1 {
+		b.File, b.Line = b.Locs[0].File, b.Locs[0].Line
+	}
+	return b, nil
+}
+
+// fragmentStart returns the position of the start of the moved fragment
+// whose symbol is name.
+func (t *Table) fragmentStart(name string) (Position, bool) {
+	for p := range t.procs.Split() {
+		for i, f := range p.Fragments {
+			if i == 0 || f.Symbol != name {
+				continue
+			}
+			pos, ok := t.PC(f.Start)
+			if !ok {
+				pos = Position{Addr: f.Start}
+			}
+			pos.Proc, pos.Frag = p, i
+			return pos, true
+		}
+	}
+	return Position{}, false
 }
 
 func (t *Table) lookupFunc(spec, file, name string) (*splitinfo.Proc, error) {
-	procs := t.procs.ByName(name)
-	if file != "" {
-		files := t.MatchFiles(file)
-		procs = slices.DeleteFunc(procs, func(p *splitinfo.Proc) bool {
-			return !slices.Contains(files, path.Clean(p.File)) && !slices.Contains(files, path.Clean(p.CompUnit))
-		})
+	procs, err := t.funcProcs(spec, file, name)
+	if err != nil {
+		return nil, err
 	}
-	switch len(procs) {
-	case 0:
-		return nil, fmt.Errorf("function %s: %w", spec, ErrNotFound)
-	case 1:
+	if len(procs) == 1 {
 		return procs[0], nil
 	}
 	var cands []string
@@ -170,6 +196,21 @@ func (t *Table) lookupFunc(spec, file, name string) (*splitinfo.Proc, error) {
 		cands = append(cands, qualifiedName(p))
 	}
 	return nil, &AmbiguousError{Spec: spec, Candidates: cands}
+}
+
+// funcProcs returns the procedures FUNC or FILE:FUNC names, at least one.
+func (t *Table) funcProcs(spec, file, name string) ([]*splitinfo.Proc, error) {
+	procs := t.procs.ByName(name)
+	if file != "" {
+		files := t.MatchFiles(file)
+		procs = slices.DeleteFunc(procs, func(p *splitinfo.Proc) bool {
+			return !slices.Contains(files, path.Clean(p.File)) && !slices.Contains(files, path.Clean(p.CompUnit))
+		})
+	}
+	if len(procs) == 0 {
+		return nil, fmt.Errorf("function %s: %w", spec, ErrNotFound)
+	}
+	return procs, nil
 }
 
 // qualifiedName is FILE:NAME for a procedure with a file, else NAME.

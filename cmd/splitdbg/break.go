@@ -19,14 +19,18 @@ var breakCmd = &command{
 Resolves a breakpoint location the way a debugger should for split
 functions. LOC is one of:
 
-  FUNC        the address after the prologue, always in the entry fragment
+  FUNC        the address after the prologue, always in the entry fragment;
+              one in each function when several static functions share
+              the name (as gdb), and a moved fragment's own symbol
+              (foo.cold) names the fragment's start
   FILE:LINE   one address per block of the line's rows, in every fragment
-              that holds the line: cold fragments included
-  FILE:FUNC   FUNC, when several static functions share the name
+              that holds the line: cold fragments included; a line
+              without code moves to the next line with code (as gdb)
+  FILE:FUNC   FUNC in FILE, to pick one of several functions of a name
   *ADDR       the address itself
 
 FILE matches by base name, path suffix or absolute path. A name that
-matches several files or functions is an error listing the candidates.
+matches several files is an error listing the candidates.
 "addrs" are the addresses; "locations" says for each its function,
 fragment, source position and whether it is a statement start ("is_stmt"
 false: BOLT dropped the flag and the block's first row is used).`,
