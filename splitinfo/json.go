@@ -1,11 +1,38 @@
 package splitinfo
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"strconv"
 
 	"github.com/splitdbg/splitdbg/internal/jsonw"
 )
+
+// Write writes t's split procedures (every one with all) to w as
+// `splitdbg funcs` prints them: with asJSON an array of one procedure
+// (AppendJSON) per line, else AppendText's lines.
+func (t *Table) Write(w io.Writer, all, asJSON bool) error {
+	procs := t.Split()
+	if all {
+		procs = t.All()
+	}
+	bw := bufio.NewWriterSize(w, 256<<10)
+	var buf []byte
+	var arr jsonw.Array
+	for p := range procs {
+		if asJSON {
+			buf = p.AppendJSON(arr.Elem(buf[:0]))
+		} else {
+			buf = p.AppendText(buf[:0])
+		}
+		bw.Write(buf)
+	}
+	if asJSON {
+		bw.Write(append(arr.End(buf[:0]), '\n'))
+	}
+	return bw.Flush()
+}
 
 // AppendJSON appends p as one element of the indented array that
 // `splitdbg funcs -json` prints, byte for byte as json.MarshalIndent(procs,

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"flag"
-	"fmt"
+	"io"
 
-	"github.com/splitdbg/splitdbg/internal/addrlines"
-	"github.com/splitdbg/splitdbg/internal/jsonw"
 	"github.com/splitdbg/splitdbg/linetable"
 	"github.com/splitdbg/splitdbg/splitinfo/bat"
 )
@@ -47,11 +44,11 @@ their distance from it. ADDR is hexadecimal with 0x, or decimal.`,
 			if len(args) != 1 {
 				return usagef("want one BIN, got %d arguments", len(args))
 			}
-			stream := false
+			var in io.Reader // "-": standard input
 			var vals []uint64
 			for _, a := range addrs {
 				if a == "-" {
-					stream = true
+					in = c.stdin
 					continue
 				}
 				v, err := linetable.ParseAddr(a)
@@ -60,7 +57,7 @@ their distance from it. ADDR is hexadecimal with 0x, or decimal.`,
 				}
 				vals = append(vals, v)
 			}
-			if stream && len(vals) > 0 {
+			if in != nil && len(vals) > 0 {
 				return usagef("-translate - reads every address from standard input: give no other ADDR")
 			}
 			if *branch && len(addrs) == 0 {
@@ -73,39 +70,7 @@ their distance from it. ADDR is hexadecimal with 0x, or decimal.`,
 			if len(addrs) == 0 {
 				return t.Print(c.stdout, *asJSON)
 			}
-			w := bufio.NewWriterSize(c.stdout, 64<<10)
-			var arr jsonw.Array
-			var buf []byte
-			translate := func(addr uint64) {
-				if buf = buf[:0]; *asJSON {
-					buf = append(arr.Elem(buf), '\n')
-				}
-				buf = t.AppendTranslation(buf, addr, *branch, *asJSON)
-				w.Write(buf)
-			}
-			if stream {
-				// One address per input line, flushed whenever the input
-				// has nothing more buffered.
-				err = addrlines.Read(c.stdin, 1<<10, func(lines []addrlines.Line) error {
-					for _, l := range lines {
-						if l.Bad != "" {
-							return fmt.Errorf("stdin line %d: %s %q", l.LineNo, l.Bad, l.Input)
-						}
-						translate(l.Addr)
-					}
-					return nil
-				}, w.Flush)
-			}
-			for _, v := range vals {
-				translate(v)
-			}
-			if *asJSON {
-				w.Write(append(arr.End(buf[:0]), '\n'))
-			}
-			if ferr := w.Flush(); err == nil {
-				err = ferr
-			}
-			return err
+			return t.WriteTranslations(c.stdout, vals, in, *branch, *asJSON)
 		}
 	},
 }

@@ -1,13 +1,8 @@
 package main
 
 import (
-	"bufio"
-	"errors"
 	"flag"
-	"fmt"
-	"io"
 
-	"github.com/splitdbg/splitdbg/internal/elfx"
 	"github.com/splitdbg/splitdbg/splitinfo/bbaddrmap"
 )
 
@@ -34,35 +29,7 @@ relocatable object (.o) addresses are offsets in the section named by
 			if len(args) != 1 {
 				return usagef("want one BIN, got %d arguments", len(args))
 			}
-			return writeBBAddrMap(c.stdout, args[0], *asJSON)
+			return bbaddrmap.PrintFile(c.stdout, args[0], *asJSON)
 		}
 	},
-}
-
-// writeBBAddrMap streams the map of the ELF file at path to w.
-func writeBBAddrMap(w io.Writer, path string, asJSON bool) error {
-	f, err := elfx.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	bf := bbaddrmap.NewFile(f.File) // sections, relocations and symbols, read once
-	secs := bf.Sections()
-	if len(secs) == 0 {
-		return fmt.Errorf("%s: no basic-block address map (no SHT_LLVM_BB_ADDR_MAP section; clang writes one with -fbasic-block-address-map)", path)
-	}
-	bw := bufio.NewWriterSize(w, 256<<10)
-	p := bbaddrmap.NewPrinter(bw, f.File, asJSON)
-	syms, err := f.CodeSymbols()
-	if err != nil && !errors.Is(err, elfx.ErrNoSymbols) {
-		return err
-	}
-	for i := range syms {
-		p.AddSymbol(syms[i].Section, syms[i].Value, syms[i].Name, syms[i].IsFunc())
-	}
-	if err := bf.Print(p); err != nil {
-		bw.Flush()
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return bw.Flush()
 }

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"flag"
 	"fmt"
 	"io"
 
-	"github.com/splitdbg/splitdbg/internal/jsonw"
 	"github.com/splitdbg/splitdbg/splitinfo"
 )
 
@@ -35,35 +33,13 @@ Addresses are link-time virtual addresses, JSON numbers.`,
 			if err != nil {
 				return err
 			}
-			if err := writeFuncs(c.stdout, t, *all, *asJSON); err != nil {
+			if err := t.Write(c.stdout, *all, *asJSON); err != nil {
 				return err
 			}
 			noteEmpty(c.stderr, args[0], t, *all)
 			return nil
 		}
 	},
-}
-
-func writeFuncs(w io.Writer, t *splitinfo.Table, all, asJSON bool) error {
-	procs := t.Split()
-	if all {
-		procs = t.All()
-	}
-	bw := bufio.NewWriterSize(w, 256<<10)
-	var buf []byte
-	var arr jsonw.Array
-	for p := range procs {
-		if asJSON {
-			buf = p.AppendJSON(arr.Elem(buf[:0]))
-		} else {
-			buf = p.AppendText(buf[:0])
-		}
-		bw.Write(buf)
-	}
-	if asJSON {
-		bw.Write(append(arr.End(buf[:0]), '\n'))
-	}
-	return bw.Flush()
 }
 
 // noteEmpty says on w why funcs listed nothing: the file has no functions

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/splitdbg/splitdbg/internal/addrlines"
 	"github.com/splitdbg/splitdbg/internal/jsonw"
 )
 
@@ -38,6 +39,45 @@ func (t *Table) AppendTranslation(b []byte, addr uint64, branchSrc, asJSON bool)
 		b = append(b, " (branch)"...)
 	}
 	return append(b, '\n')
+}
+
+// WriteTranslations writes to w the translations (AppendTranslation) of
+// addrs and, if in is not nil, first of the addresses read from in, one
+// per line, flushing whenever in has nothing more buffered so that a peer
+// gets each answer as it asks: a line each, or with asJSON one array of
+// an object per line. A line of in that is no address is an error.
+func (t *Table) WriteTranslations(w io.Writer, addrs []uint64, in io.Reader, branchSrc, asJSON bool) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var arr jsonw.Array
+	var buf []byte
+	translate := func(addr uint64) {
+		if buf = buf[:0]; asJSON {
+			buf = append(arr.Elem(buf), '\n')
+		}
+		bw.Write(t.AppendTranslation(buf, addr, branchSrc, asJSON))
+	}
+	var err error
+	if in != nil {
+		err = addrlines.Read(in, 1<<10, func(lines []addrlines.Line) error {
+			for _, l := range lines {
+				if l.Bad != "" {
+					return fmt.Errorf("stdin line %d: %s %q", l.LineNo, l.Bad, l.Input)
+				}
+				translate(l.Addr)
+			}
+			return nil
+		}, bw.Flush)
+	}
+	for _, v := range addrs {
+		translate(v)
+	}
+	if asJSON {
+		bw.Write(append(arr.End(buf[:0]), '\n'))
+	}
+	if ferr := bw.Flush(); err == nil {
+		err = ferr
+	}
+	return err
 }
 
 // Print writes both tables of t as `splitdbg bat` prints them: with

@@ -3,9 +3,12 @@ package bbaddrmap
 import (
 	"bufio"
 	"debug/elf"
+	"errors"
+	"fmt"
 	"io"
 	"strconv"
 
+	"github.com/splitdbg/splitdbg/internal/elfx"
 	"github.com/splitdbg/splitdbg/internal/jsonw"
 )
 
@@ -80,6 +83,36 @@ func (bf *File) Print(p *Printer) error {
 	}
 	p.End()
 	return nil
+}
+
+// PrintFile streams the map of the ELF file at path to w as `splitdbg
+// bbaddrmap` prints it (Printer), its functions named by the file's
+// symbols.
+func PrintFile(w io.Writer, path string, asJSON bool) error {
+	f, err := elfx.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	bf := NewFile(f.File) // sections, relocations and symbols, read once
+	secs := bf.Sections()
+	if len(secs) == 0 {
+		return fmt.Errorf("%s: no basic-block address map (no SHT_LLVM_BB_ADDR_MAP section; clang writes one with -fbasic-block-address-map)", path)
+	}
+	bw := bufio.NewWriterSize(w, 256<<10)
+	p := NewPrinter(bw, f.File, asJSON)
+	syms, err := f.CodeSymbols()
+	if err != nil && !errors.Is(err, elfx.ErrNoSymbols) {
+		return err
+	}
+	for i := range syms {
+		p.AddSymbol(syms[i].Section, syms[i].Value, syms[i].Name, syms[i].IsFunc())
+	}
+	if err := bf.Print(p); err != nil {
+		bw.Flush()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return bw.Flush()
 }
 
 // End closes the JSON array, which the first function opens: a map that
