@@ -64,14 +64,24 @@ func (r *row) prologueEnd() bool { return r.flags&flagPrologueEnd != 0 }
 func (r *row) isEnd() bool       { return r.flags&flagEnd != 0 }
 
 // Open builds the procedures and the line table of the ELF file at path.
-func Open(path string) (*Table, error) {
-	return elfx.OpenWith(path, func(f *elfx.File) (*Table, error) {
-		procs, err := splitinfo.FromELF(f)
-		if err != nil {
-			return nil, err
-		}
-		return FromELF(f, procs)
-	})
+func Open(path string) (*Table, error) { return elfx.OpenWith(path, fromELF) }
+
+// OpenBytes builds the procedures and the line table of an ELF file held
+// in memory, named name in errors.
+func OpenBytes(name string, data []byte) (*Table, error) {
+	f, err := elfx.NewBytes(name, data)
+	if err != nil {
+		return nil, err
+	}
+	return fromELF(f)
+}
+
+func fromELF(f *elfx.File) (*Table, error) {
+	procs, err := splitinfo.FromELF(f)
+	if err != nil {
+		return nil, err
+	}
+	return FromELF(f, procs)
 }
 
 // FromELF builds the line table of f, joined to procs (the Table of the

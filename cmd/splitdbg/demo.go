@@ -7,10 +7,8 @@ import (
 	"path"
 	"slices"
 
-	"github.com/splitdbg/splitdbg/internal/elfx"
 	"github.com/splitdbg/splitdbg/linetable"
 	"github.com/splitdbg/splitdbg/splitinfo"
-	"github.com/splitdbg/splitdbg/splitinfo/bbaddrmap"
 	"github.com/splitdbg/splitdbg/symbolize"
 )
 
@@ -46,14 +44,14 @@ addresses to blocks.`,
 			if len(args) != 0 {
 				return usagef("demo takes no arguments")
 			}
-			lines, err := embeddedTable("demo", demoBinary)
+			lines, err := linetable.OpenBytes("demo", demoBinary)
 			if err != nil {
 				return err
 			}
 			if err := runDemo(c, lines); err != nil {
 				return err
 			}
-			if lines, err = embeddedTable("clang", demoClang); err != nil {
+			if lines, err = linetable.OpenBytes("clang", demoClang); err != nil {
 				return err
 			}
 			if err := runBlocksDemo(c, lines); err != nil {
@@ -64,25 +62,11 @@ addresses to blocks.`,
 	},
 }
 
-// embeddedTable builds the procedures and line table of an embedded
-// binary.
-func embeddedTable(name string, data []byte) (*linetable.Table, error) {
-	f, err := elfx.NewBytes(name, data)
-	if err != nil {
-		return nil, err
-	}
-	procs, err := splitinfo.FromELF(f)
-	if err != nil {
-		return nil, err
-	}
-	return linetable.FromELF(f, procs)
-}
-
 func runDemo(c *cli, lt *linetable.Table) error {
 	t := lt.Procs()
 	w := c.stdout
 	fmt.Fprintf(w, "The embedded demo binary (GCC 12, -O2 -g) has %d functions; these are split:\n\n", t.Len())
-	if err := writeFuncs(w, t, false, false); err != nil {
+	if err := t.Write(w, false, false); err != nil {
 		return err
 	}
 	fmt.Fprintln(w, "\nAddress lookups: an address in a cold fragment belongs to its logical function,")
@@ -155,44 +139,24 @@ func coldLine(lt *linetable.Table, p *splitinfo.Proc) (string, bool) {
 func runBlocksDemo(c *cli, lt *linetable.Table) error {
 	t := lt.Procs()
 	w := c.stdout
-	x := t.BBAddrMap()
-	if x == nil {
+	if t.BBAddrMap() == nil {
 		return fmt.Errorf("demo: the embedded clang binary has no BB address map")
 	}
 	fmt.Fprintln(w, "\nBasic blocks: a clang 22 -O2 binary (machine function splitting,")
 	fmt.Fprintln(w, "-fbasic-block-address-map) records every basic block. Block IDs follow the")
 	fmt.Fprintln(w, "function's layout before splitting, so they say where moved blocks belong:")
 	fmt.Fprintln(w)
-	funcs := x.Funcs()
 	for p := range t.Split() {
-		i := slices.IndexFunc(funcs, func(fn bbaddrmap.Func) bool { return fn.Addr() == p.Entry })
-		if i < 0 {
-			continue
-		}
-		fn := &funcs[i]
-		// Block IDs and starts per fragment, in address order.
-		ids := make([][]uint32, len(p.Fragments))
-		starts := make([][]uint64, len(p.Fragments))
-		for r := range fn.Ranges {
-			rg := &fn.Ranges[r]
-			for _, b := range rg.Blocks {
-				loc, ok := t.Lookup(rg.Addr + uint64(b.Offset))
-				if !ok || loc.Proc != p {
-					continue
-				}
-				ids[loc.Frag] = append(ids[loc.Frag], b.ID)
-				starts[loc.Frag] = append(starts[loc.Frag], rg.Addr+uint64(b.Offset))
-			}
-		}
-		if slices.ContainsFunc(ids, func(s []uint32) bool { return len(s) == 0 }) {
+		blocks := t.Blocks(p)
+		if blocks == nil || slices.ContainsFunc(blocks, func(s []splitinfo.Block) bool { return len(s) == 0 }) {
 			continue
 		}
 		fmt.Fprintf(w, "%s  entry %#x\n", p.Name, p.Entry)
 		for k := range p.Fragments {
 			f := &p.Fragments[k]
 			fmt.Fprintf(w, "  fragment %d %-4s %#x-%#x  %-10s blocks", k, f.Kind, f.Start, f.End, orNone(f.Symbol))
-			for _, id := range ids[k] {
-				fmt.Fprintf(w, " %d", id)
+			for _, b := range blocks[k] {
+				fmt.Fprintf(w, " %d", b.ID)
 			}
 			fmt.Fprintln(w)
 		}
@@ -202,14 +166,14 @@ func runBlocksDemo(c *cli, lt *linetable.Table) error {
 		for k := range p.Fragments {
 			// In every fragment, an address inside its first block (after
 			// the entry block) that has a source line.
-			s := starts[k]
+			s := blocks[k]
 			if k == 0 && len(s) > 1 {
 				s = s[1:]
 			}
-			a := s[0] + 4
-			for _, start := range s {
-				if pos, ok := lt.PC(start + 4); ok && pos.Line != 0 {
-					a = start + 4
+			a := s[0].Addr + 4
+			for _, b := range s {
+				if pos, ok := lt.PC(b.Addr + 4); ok && pos.Line != 0 {
+					a = b.Addr + 4
 					break
 				}
 			}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 
@@ -48,9 +47,7 @@ scan).`,
 			if !*asJSON {
 				return l.WriteText(c.stdout)
 			}
-			enc := json.NewEncoder(c.stdout)
-			enc.SetIndent("", "  ")
-			return enc.Encode(l)
+			return writeJSON(c.stdout, l)
 		}
 	},
 }

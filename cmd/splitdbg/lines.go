@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 
 	"github.com/splitdbg/splitdbg/linetable"
@@ -34,9 +33,7 @@ FILE:FUNC to pick one of several static functions.`,
 			}
 			rows := t.WalkRows(p)
 			if *asJSON {
-				enc := json.NewEncoder(c.stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(rows)
+				return writeJSON(c.stdout, rows)
 			}
 			var b []byte
 			for _, r := range rows {

@@ -7,6 +7,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -135,6 +136,13 @@ func (c *cli) main(args []string) int {
 		fmt.Fprintf(c.stderr, "splitdbg %s: %s\n", cmd.name, msg)
 		return 1
 	}
+}
+
+// writeJSON writes v to w as indented JSON.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -145,7 +144,5 @@ func mipShow(w io.Writer, path string, bin []string, asJSON, coveredOnly bool) e
 	if !asJSON {
 		return r.WriteText(w)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	return writeJSON(w, r)
 }
