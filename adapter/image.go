@@ -1,7 +1,9 @@
 package adapter
 
 import (
+	"bytes"
 	"debug/elf"
+	"encoding/binary"
 	"fmt"
 	"sync"
 
@@ -9,6 +11,7 @@ import (
 
 	"github.com/splitdbg/splitdbg/adapter/locals"
 	"github.com/splitdbg/splitdbg/internal/elfx"
+	"github.com/splitdbg/splitdbg/internal/precheck"
 	"github.com/splitdbg/splitdbg/linetable"
 	"github.com/splitdbg/splitdbg/splitinfo"
 )
@@ -124,15 +127,47 @@ func (t *tables) frames() (frame.FrameDescriptionEntries, error) {
 			t.cfiErr = err
 			return
 		}
-		fdes, err := frame.Parse(data, t.f.ByteOrder, 0, 8, sec.Addr)
+		fdes, err := parseCFI(data, t.f.ByteOrder, sec.Addr)
 		if err != nil {
-			t.cfiErr = fmt.Errorf("adapter: .eh_frame of %s: %w", t.f.Name, err)
+			t.cfiErr = fmt.Errorf("adapter: %s: %w", t.f.Name, err)
 			return
 		}
 		// FDEForPC needs entries sorted by address; Append sorts.
 		t.cfi = frame.FrameDescriptionEntries(nil).Append(fdes)
 	})
 	return t.cfi, t.cfiErr
+}
+
+// parseCFI parses .eh_frame section data at link-time address addr with
+// Delve's pkg/dwarf/frame, which panics on some damaged entries: they are
+// checked with splitdbg's own decoder first, and Delve is given only what
+// it reads as the LSB says: the entries before the zero terminator (it
+// reads on past it), and no CIE of GCC 2's "eh" augmentation (it reads
+// augmentation data the FDEs of such a CIE do not have).
+func parseCFI(data []byte, bo binary.ByteOrder, addr uint64) (frame.FrameDescriptionEntries, error) {
+	if err := precheck.CheckCFI(".eh_frame", data, true, 8, bo); err != nil {
+		return nil, err
+	}
+	// The entries are checked: their lengths are in bounds.
+	for off := 0; off+4 <= len(data); {
+		n := uint64(bo.Uint32(data[off:]))
+		body := off + 4
+		if n == 0 {
+			data = data[:off]
+			break
+		}
+		if n == 0xffffffff {
+			n, body = bo.Uint64(data[off+4:]), off+12
+		}
+		if bo.Uint32(data[body:]) == 0 { // a CIE: id 0, version, augmentation
+			aug := data[body+5:]
+			if i := bytes.IndexByte(aug, 0); i > 0 && aug[0] != 'z' {
+				return nil, fmt.Errorf(".eh_frame+%#x: CIE augmentation %q, which Delve's reader misreads", off, aug[:i])
+			}
+		}
+		off = body + int(n)
+	}
+	return frame.Parse(data, bo, 0, 8, addr)
 }
 
 // variables returns the reader of the image's variables, built on first

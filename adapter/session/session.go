@@ -25,6 +25,7 @@ import (
 
 	"github.com/splitdbg/splitdbg/adapter"
 	"github.com/splitdbg/splitdbg/internal/elfx"
+	"github.com/splitdbg/splitdbg/internal/precheck"
 )
 
 // Config says what to debug: a program to launch (Program, Args, Dir,
@@ -115,6 +116,9 @@ func Start(cfg Config) (*Session, error) {
 		dc.ExecuteKind = debugger.ExecutingExistingFile
 		args = append([]string{abs}, cfg.Args...)
 	}
+	if err := check(exe); err != nil {
+		return nil, err
+	}
 	l, conn := service.ListenerPipe()
 	srv := rpccommon.NewServer(&service.Config{
 		Listener:    l,
@@ -139,6 +143,22 @@ func Start(cfg Config) (*Session, error) {
 		return nil, err
 	}
 	return &Session{Client: client, Attached: cfg.Pid > 0, srv: srv}, nil
+}
+
+// check refuses an executable whose call frame information or line
+// programs would crash Delve's readers (they panic on some damaged
+// entries, before any of splitdbg's code could step in), naming the
+// section and offset. A file that is no ELF file is Delve's to refuse.
+func check(exe string) error {
+	f, err := elfx.Open(exe)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if err := precheck.Check(f); err != nil {
+		return fmt.Errorf("%w (Delve's DWARF readers would crash on this; not debugging it)", err)
+	}
+	return nil
 }
 
 // withEnv runs f with env applied to this process's environment, and
