@@ -171,26 +171,30 @@ var gdbPointers = regexp.MustCompile(`0x[0-9a-f]+`)
 // gdbText renders a variable as gdb prints it, pointers as "0x…" (null as
 // "0x0"), for comparing with gdb.
 func gdbText(v api.Variable) string {
-	if v.Unreadable != "" {
-		return "<optimized out>"
-	}
-	ptr := func(p uint64) string {
+	return gdbTextPtr(v, func(p uint64) string {
 		if p == 0 {
 			return "0x0"
 		}
 		return "0x…"
+	})
+}
+
+// gdbTextPtr is gdbText with pointers rendered by ptr.
+func gdbTextPtr(v api.Variable, ptr func(uint64) string) string {
+	if v.Unreadable != "" {
+		return "<optimized out>"
 	}
 	switch v.Kind {
 	case reflect.Struct:
 		fields := make([]string, len(v.Children))
 		for i, c := range v.Children {
-			fields[i] = c.Name + " = " + gdbText(c)
+			fields[i] = c.Name + " = " + gdbTextPtr(c, ptr)
 		}
 		return "{" + strings.Join(fields, ", ") + "}"
 	case reflect.Array:
 		elems := make([]string, len(v.Children))
 		for i, c := range v.Children {
-			elems[i] = gdbText(c)
+			elems[i] = gdbTextPtr(c, ptr)
 		}
 		return "{" + strings.Join(elems, ", ") + "}"
 	case reflect.String:

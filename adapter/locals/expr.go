@@ -2,12 +2,14 @@ package locals
 
 import (
 	"debug/dwarf"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"go/ast"
 	"go/constant"
 	"go/parser"
 	"go/token"
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
@@ -17,18 +19,24 @@ import (
 	"github.com/go-delve/delve/service/api"
 )
 
-// ErrNotLocal reports an expression that does not start from a variable
-// of the frame: a global, a register, a call; Delve can evaluate those.
-var ErrNotLocal = errors.New("not an expression on a local variable")
+// ErrNotLocal reports an expression that names nothing of the frame's
+// program: a register, a call; Delve can evaluate those.
+var ErrNotLocal = errors.New("not an expression on a variable of the program")
 
-// Eval evaluates expr in fr: a variable of the frame, followed by any of
-// .field, ->field (written p.field, as Delve writes it), [index] and *,
-// with parentheses; or arithmetic, comparisons and logic on such values
-// of scalar types and constants. Delve's expression language is Go's; so
-// is the syntax accepted here. An expression that names no variable of
-// fr fails with ErrNotLocal.
+// Eval evaluates expr in fr: a variable — a local of the frame, a static
+// of its function, a static of its compilation unit, a global of any —
+// followed by any of .field, ->field, [index] and *, with parentheses,
+// &, and casts to the program's types; or arithmetic, comparisons and
+// logic on such values of scalar types and constants. Delve's expression
+// language is Go's, with p.field for C's p->field; both are accepted
+// here, and C's casts (cSyntax). An expression that names no variable
+// fails with ErrNotLocal.
 func (r *Reader) Eval(fr *Frame, expr string, cfg api.LoadConfig) (*api.Variable, error) {
-	x, err := parser.ParseExpr(expr)
+	goExpr, casts, err := cSyntax(expr, r.isTypedef)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNotLocal, err)
+	}
+	x, err := parser.ParseExpr(goExpr)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNotLocal, err)
 	}
@@ -37,9 +45,8 @@ func (r *Reader) Eval(fr *Frame, expr string, cfg api.LoadConfig) (*api.Variable
 		return nil, err
 	}
 	l := &loader{mem: fr.Mem, cfg: cfg}
-	ev := &evaluator{r: r, fr: fr, regs: regs, l: l}
-	switch x.(type) {
-	case *ast.BinaryExpr, *ast.UnaryExpr:
+	ev := &evaluator{r: r, fr: fr, regs: regs, l: l, casts: casts}
+	if u, ok := x.(*ast.UnaryExpr); ok && u.Op != token.AND || isBinary(x) { // & gives a typed address
 		c, err := ev.constant(x)
 		if err != nil {
 			return nil, err
@@ -54,13 +61,19 @@ func (r *Reader) Eval(fr *Frame, expr string, cfg api.LoadConfig) (*api.Variable
 	return &v, nil
 }
 
+func isBinary(x ast.Expr) bool {
+	_, ok := x.(*ast.BinaryExpr)
+	return ok
+}
+
 // evaluator evaluates expressions in a frame whose registers, with the
 // frame base, are regs.
 type evaluator struct {
-	r    *Reader
-	fr   *Frame
-	regs *op.DwarfRegisters
-	l    *loader
+	r     *Reader
+	fr    *Frame
+	regs  *op.DwarfRegisters
+	l     *loader
+	casts []cast // the casts of the expression, by index
 }
 
 // constant evaluates a scalar expression to its value.
@@ -75,11 +88,18 @@ func (ev *evaluator) constant(x ast.Expr) (constant.Value, error) {
 		}
 		return c, nil
 	case *ast.UnaryExpr:
+		if x.Op == token.AND {
+			break // an address: the typed value below
+		}
+		if x.Op != token.ADD && x.Op != token.SUB && x.Op != token.XOR && x.Op != token.NOT {
+			return nil, fmt.Errorf("operator %s", x.Op)
+		}
 		c, err := ev.constant(x.X)
 		if err != nil {
 			return nil, err
 		}
-		if (x.Op == token.NOT) != (c.Kind() == constant.Bool) || x.Op == token.XOR && c.Kind() != constant.Int {
+		num := c.Kind() == constant.Int || c.Kind() == constant.Float
+		if (x.Op == token.NOT) != (c.Kind() == constant.Bool) || x.Op == token.XOR && c.Kind() != constant.Int || (x.Op == token.ADD || x.Op == token.SUB) && !num {
 			return nil, fmt.Errorf("operator %s on %s", x.Op, c)
 		}
 		return constant.UnaryOp(x.Op, c, 0), nil
@@ -119,6 +139,13 @@ func (ev *evaluator) constant(x ast.Expr) (constant.Value, error) {
 		c = constant.MakeBool(val == "true")
 	case reflect.Ptr, reflect.UnsafePointer:
 		c = constant.MakeFromLiteral(val, token.INT, 0)
+	case reflect.String: // char *
+		c = constant.MakeUint64(v.Base)
+	case reflect.Array: // decays to a pointer to its first element
+		if p.buf != nil {
+			return nil, fmt.Errorf("%s is not in memory", exprString(x))
+		}
+		c = constant.MakeUint64(p.addr)
 	default:
 		return nil, fmt.Errorf("%s is not a number (%s)", exprString(x), v.Type)
 	}
@@ -202,22 +229,29 @@ func (ev *evaluator) eval(x ast.Expr) (godwarf.Type, place, error) {
 	case *ast.ParenExpr:
 		return ev.eval(x.X)
 	case *ast.Ident:
+		name := strings.TrimPrefix(x.Name, keywordPrefix)
 		entries, err := ev.r.visible(ev.fr)
 		if err != nil {
 			return nil, place{}, err
 		}
 		best := -1
 		for i, e := range entries {
-			if n, _ := e.Val(dwarf.AttrName).(string); n == x.Name && (best < 0 || e.Depth >= entries[best].Depth) {
+			if n, _ := e.Val(dwarf.AttrName).(string); n == name && (best < 0 || e.Depth >= entries[best].Depth) {
 				best = i
 			}
 		}
-		if best < 0 {
-			return nil, place{}, fmt.Errorf("%w: %s", ErrNotLocal, x.Name)
+		var e *godwarf.Tree
+		if best >= 0 {
+			e = entries[best].Tree
+		} else if e, err = ev.r.global(ev.fr.Subprogram, name); err != nil {
+			return nil, place{}, err
 		}
-		typ, p, _, err := ev.r.typedPlace(ev.fr, ev.regs, entries[best].Tree)
+		if e == nil {
+			return nil, place{}, fmt.Errorf("%w: %s", ErrNotLocal, name)
+		}
+		typ, p, _, err := ev.r.typedPlace(ev.fr, ev.regs, e)
 		if err != nil {
-			return nil, place{}, fmt.Errorf("%s: %w", x.Name, err)
+			return nil, place{}, fmt.Errorf("%s: %w", name, err)
 		}
 		return typ, p, nil
 	case *ast.StarExpr:
@@ -241,7 +275,7 @@ func (ev *evaluator) eval(x ast.Expr) (godwarf.Type, place, error) {
 			return nil, place{}, fmt.Errorf("%s is not a struct (%s)", exprString(x.X), typ)
 		}
 		for _, f := range st.Field {
-			if f.Name == x.Sel.Name {
+			if f.Name == strings.TrimPrefix(x.Sel.Name, keywordPrefix) {
 				return f.Type, p.at(f.ByteOffset), nil
 			}
 		}
@@ -251,13 +285,13 @@ func (ev *evaluator) eval(x ast.Expr) (godwarf.Type, place, error) {
 		if err != nil {
 			return nil, place{}, err
 		}
-		lit, ok := x.Index.(*ast.BasicLit)
-		if !ok || lit.Kind != token.INT {
-			return nil, place{}, fmt.Errorf("index %s: only constant indexes", exprString(x.Index))
-		}
-		i, err := strconv.ParseInt(lit.Value, 0, 64)
+		c, err := ev.constant(x.Index)
 		if err != nil {
-			return nil, place{}, fmt.Errorf("index %s: %w", lit.Value, err)
+			return nil, place{}, fmt.Errorf("index: %w", err)
+		}
+		i, exact := constant.Int64Val(c)
+		if c.Kind() != constant.Int || !exact {
+			return nil, place{}, fmt.Errorf("index %s is not an integer", c)
 		}
 		switch t := godwarf.ResolveTypedef(typ).(type) {
 		case *godwarf.ArrayType:
@@ -273,6 +307,22 @@ func (ev *evaluator) eval(x ast.Expr) (godwarf.Type, place, error) {
 			return elem, place{addr: q.addr + uint64(i*typeSize(elem))}, nil
 		}
 		return nil, place{}, fmt.Errorf("%s cannot be indexed (%s)", exprString(x.X), typ)
+	case *ast.UnaryExpr:
+		if x.Op != token.AND {
+			break
+		}
+		typ, p, err := ev.eval(x.X)
+		if err != nil {
+			return nil, place{}, err
+		}
+		if p.buf != nil {
+			return nil, place{}, fmt.Errorf("%s is in registers: it has no address", exprString(x.X))
+		}
+		return &godwarf.PtrType{CommonType: godwarf.CommonType{ByteSize: 8}, Type: typ}, place{addr: fakeAddress, buf: binary.LittleEndian.AppendUint64(nil, p.addr)}, nil
+	case *ast.CallExpr:
+		if id, ok := x.Fun.(*ast.Ident); ok && strings.HasPrefix(id.Name, castPrefix) && len(x.Args) == 1 {
+			return ev.cast(id.Name, x.Args[0])
+		}
 	}
 	return nil, place{}, fmt.Errorf("%w: %s", ErrNotLocal, exprString(x))
 }
@@ -301,4 +351,99 @@ func exprString(x ast.Expr) string {
 		return x.Value
 	}
 	return fmt.Sprintf("%T", x)
+}
+
+// cast evaluates the placeholder call fn(operand) cSyntax made of a C
+// cast: operand's value converted as C converts scalars (C11 section
+// 6.3.1): integers truncated to the type's size, floating values to
+// integers toward zero, anything to _Bool as != 0, pointers and integers
+// into each other; arrays decay to their address.
+func (ev *evaluator) cast(fn string, operand ast.Expr) (godwarf.Type, place, error) {
+	n, err := strconv.Atoi(strings.TrimPrefix(fn, castPrefix))
+	if err != nil || n < 0 || n >= len(ev.casts) {
+		return nil, place{}, fmt.Errorf("%w: %s", ErrNotLocal, fn)
+	}
+	typ, err := ev.castType(ev.casts[n])
+	if err != nil {
+		return nil, place{}, err
+	}
+	c, err := ev.constant(operand)
+	if err != nil {
+		return nil, place{}, err
+	}
+	buf, err := encode(typ, c)
+	if err != nil {
+		return nil, place{}, err
+	}
+	return typ, place{addr: fakeAddress, buf: buf}, nil
+}
+
+// castType returns the type c names, as the unit of the frame's function
+// declares it.
+func (ev *evaluator) castType(c cast) (godwarf.Type, error) {
+	var t godwarf.Type
+	if c.name == "void" {
+		if c.ptrs == 0 {
+			return nil, errors.New("cast to void: no value")
+		}
+		t = &godwarf.VoidType{CommonType: godwarf.CommonType{Name: "void"}}
+	} else {
+		var err error
+		if t, err = ev.r.namedType(ev.fr.Subprogram, c.name); err != nil {
+			return nil, err
+		}
+		if t == nil {
+			return nil, fmt.Errorf("no type %s in the program", c.name)
+		}
+	}
+	for range c.ptrs {
+		t = &godwarf.PtrType{CommonType: godwarf.CommonType{ByteSize: 8}, Type: t}
+	}
+	return t, nil
+}
+
+// encode returns the bytes of c as a value of the scalar type typ.
+func encode(typ godwarf.Type, c constant.Value) ([]byte, error) {
+	size := typeSize(typ)
+	switch godwarf.ResolveTypedef(typ).(type) {
+	case *godwarf.FloatType:
+		f, _ := constant.Float64Val(constant.ToFloat(c))
+		switch size {
+		case 4:
+			return binary.LittleEndian.AppendUint32(nil, math.Float32bits(float32(f))), nil
+		case 8:
+			return binary.LittleEndian.AppendUint64(nil, math.Float64bits(f)), nil
+		}
+	case *godwarf.PtrType, *godwarf.IntType, *godwarf.UintType, *godwarf.CharType, *godwarf.UcharType, *godwarf.EnumType, *godwarf.BoolType:
+		switch c.Kind() {
+		case constant.Float:
+			f, _ := constant.Float64Val(c)
+			if math.IsNaN(f) || math.Abs(f) >= 1<<63 {
+				return nil, fmt.Errorf("%s does not fit in %s", c, typ)
+			}
+			c = constant.MakeInt64(int64(f))
+		case constant.Bool:
+			if constant.BoolVal(c) {
+				c = constant.MakeInt64(1)
+			} else {
+				c = constant.MakeInt64(0)
+			}
+		}
+		if c.Kind() != constant.Int {
+			return nil, fmt.Errorf("cannot convert %s to %s", c, typ)
+		}
+		var u uint64
+		if i, ok := constant.Int64Val(c); ok {
+			u = uint64(i)
+		} else if u, ok = constant.Uint64Val(c); !ok {
+			return nil, fmt.Errorf("%s does not fit in 64 bits", c)
+		}
+		if _, ok := godwarf.ResolveTypedef(typ).(*godwarf.BoolType); ok && u != 0 {
+			u = 1
+		}
+		if size == 1 || size == 2 || size == 4 || size == 8 {
+			return binary.LittleEndian.AppendUint64(nil, u)[:size], nil
+		}
+	}
+	return nil, fmt.Errorf("cast to %s: not a scalar type of 1, 2, 4 or 8 bytes", typ)
 }

@@ -161,6 +161,9 @@ func (r *Reader) typedPlace(fr *Frame, regs *op.DwarfRegisters, e *godwarf.Tree)
 	var b bytes.Buffer
 	op.PrettyPrint(&b, expr, regName)
 	descr += b.String()
+	if expr, err = r.resolveIndexes(e.Offset, expr); err != nil {
+		return typ, p, descr, err
+	}
 	if expr, err = r.resolveEntryValue(fr, expr); err != nil {
 		return typ, p, descr, err
 	}
@@ -359,24 +362,37 @@ const (
 // 2.5.1.7 and 3.4.2), as a DW_OP_const8u. Delve's op package fails on
 // entry values.
 func (r *Reader) resolveEntryValue(fr *Frame, expr []byte) ([]byte, error) {
+	return rewriteOps(expr, func(op []byte) ([]byte, error) {
+		if op[0] != opEntryValue && op[0] != opGNUEntryValue {
+			return nil, nil
+		}
+		c := cursor.New("DW_OP_entry_value", 0, op[1:])
+		n := c.ULEB128()
+		v, err := r.entryValue(fr, op[len(op)-int(n):])
+		if err != nil {
+			return nil, err
+		}
+		return binary.LittleEndian.AppendUint64([]byte{opConst8u}, v), nil
+	})
+}
+
+// rewriteOps returns expr with each operation op replaced by what f
+// returns for it, unless that is nil; expr itself when f replaces none.
+// It stops at an operation nextOp does not know: evaluate reports it.
+func rewriteOps(expr []byte, f func(op []byte) ([]byte, error)) ([]byte, error) {
 	var out []byte
 	done := 0
 	for i := 0; i < len(expr); {
 		next, ok := nextOp(expr, i)
 		if !ok {
-			break // evaluate reports it
+			break
 		}
-		if expr[i] == opEntryValue || expr[i] == opGNUEntryValue {
-			c := cursor.New("DW_OP_entry_value", int64(i), expr[i+1:next])
-			n := c.ULEB128()
-			block := expr[next-int(n) : next]
-			v, err := r.entryValue(fr, block)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, expr[done:i]...)
-			out = append(out, opConst8u)
-			out = binary.LittleEndian.AppendUint64(out, v)
+		repl, err := f(expr[i:next])
+		if err != nil {
+			return nil, err
+		}
+		if repl != nil {
+			out = append(append(out, expr[done:i]...), repl...)
 			done = next
 		}
 		i = next

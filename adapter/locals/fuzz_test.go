@@ -10,6 +10,7 @@ import (
 	"github.com/go-delve/delve/pkg/dwarf/op"
 	"github.com/go-delve/delve/service/api"
 
+	"github.com/splitdbg/splitdbg/internal/addrindex"
 	"github.com/splitdbg/splitdbg/internal/elfx"
 	"github.com/splitdbg/splitdbg/internal/testbin"
 )
@@ -41,14 +42,18 @@ func FuzzLocationLists(f *testing.F) {
 	})
 }
 
-// FuzzExpression walks, rewrites (entry values) and evaluates arbitrary
-// location expressions as place does: errors, no panic.
+// FuzzExpression walks, rewrites (indexes into .debug_addr, entry
+// values) and evaluates arbitrary location expressions as place does:
+// errors, no panic.
 func FuzzExpression(f *testing.F) {
 	f.Add([]byte{0xa3, 0x01, 0x55, 0x9f}, uint16(8))                               // DW_OP_entry_value(DW_OP_reg5), DW_OP_stack_value
 	f.Add([]byte{0x73, 0x00, 0xa3, 0x01, 0x55, 0x1c, 0x32, 0x25, 0x9f}, uint16(8)) // breg3 0, entry_value(reg5), minus, lit2, shr, stack_value
 	f.Add([]byte{0x91, 0x50}, uint16(8))                                           // fbreg -48
 	f.Add([]byte{0x50, 0x93, 0x04, 0x93, 0x04}, uint16(8))                         // reg0, piece 4, piece 4
 	f.Add([]byte{0x9e, 0x08, 1, 2, 3, 4, 5, 6, 7, 8}, uint16(8))                   // implicit_value
+	f.Add([]byte{0xa1, 0x01}, uint16(4))                                           // addrx 1
+	f.Add([]byte{0xa2, 0x00, 0xe0}, uint16(8))                                     // constx 0, form_tls_address
+	f.Add([]byte{0xa1, 0x80, 0x80, 0x04}, uint16(4))                               // addrx beyond .debug_addr
 	f.Fuzz(func(t *testing.T, expr []byte, size uint16) {
 		for i := 0; i < len(expr); {
 			next, ok := nextOp(expr, i)
@@ -64,9 +69,13 @@ func FuzzExpression(f *testing.F) {
 		fr.Caller = func() (*Reader, *Frame, error) {
 			return &Reader{}, testFrame(), nil // callValue: no tree, an error
 		}
-		r := &Reader{}
-		rewritten, err := r.resolveEntryValue(fr, expr)
+		r := &Reader{addr: make([]byte, 40), bo: binary.LittleEndian, units: []unit{{start: 0, end: 1 << 20, version: 5, addrBase: 8}}}
+		r.dir = addrindex.NewDir(len(r.units), r.unitStart)
+		rewritten, err := r.resolveIndexes(0x10, expr)
 		if err != nil {
+			return
+		}
+		if rewritten, err = r.resolveEntryValue(fr, rewritten); err != nil {
 			return
 		}
 		if _, _, err := evaluate(fr, fr.Regs, rewritten, int64(size)); err != nil {
@@ -118,6 +127,45 @@ func FuzzValues(f *testing.F) {
 
 // varsTypes returns the types of inspect's variables in testdata/bin/vars.
 func varsTypes(tb testing.TB) []godwarf.Type {
+	r, sub, _ := inspectFrame(tb)
+	tree, err := r.tree(sub)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var types []godwarf.Type
+	for _, c := range tree.Children {
+		if off, ok := c.Val(dwarf.AttrType).(dwarf.Offset); ok {
+			typ, err := r.typeAt(off)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			types = append(types, typ)
+		}
+	}
+	return types
+}
+
+// FuzzEval evaluates arbitrary expressions, in C's syntax and Delve's, in
+// a frame of vars' inspect whose registers and memory hold small numbers
+// and zeros: errors, no panic.
+func FuzzEval(f *testing.F) {
+	r, sub, pc := inspectFrame(f)
+	for _, s := range []string{"n", "pt->x", "(*pt).label", "arr[n - 120]", "&local.y", "*&n", "(unsigned char)-1",
+		"(struct point *)pt", "((struct point *)&local)->color", "(double)n / 2", "~n", "(_Bool)n", "(void *)0",
+		"(long)&arr[1] - (long)&arr[0]", "(int)(char)(short)70000", "pt->name[0] == 'x'", "(nosuch)1", "(struct", "a->",
+		"it->type", "-(int)-n", "(int)*pt", "(char *)\"s->t\"", "arr[(int)1.5]"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, expr string) {
+		fr := testFrame()
+		fr.Subprogram, fr.PC = sub, pc
+		r.Eval(fr, expr, api.LoadConfig{FollowPointers: true, MaxVariableRecurse: 1, MaxStringLen: 16, MaxArrayValues: 8, MaxStructFields: -1})
+	})
+}
+
+// inspectFrame returns a Reader of testdata/bin/vars, the subprogram
+// inspect and its entry address.
+func inspectFrame(tb testing.TB) (*Reader, dwarf.Offset, uint64) {
 	e, err := elfx.Open(testbin.Path(tb, "vars"))
 	if err != nil {
 		tb.Fatal(err)
@@ -133,23 +181,12 @@ func varsTypes(tb testing.TB) []godwarf.Type {
 		if err != nil || ent == nil {
 			tb.Fatal("no subprogram inspect in vars")
 		}
-		if ent.Tag != dwarf.TagSubprogram || ent.Val(dwarf.AttrName) != "inspect" {
-			continue
-		}
-		tree, err := r.tree(ent.Offset)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		var types []godwarf.Type
-		for _, c := range tree.Children {
-			if off, ok := c.Val(dwarf.AttrType).(dwarf.Offset); ok {
-				typ, err := r.typeAt(off)
-				if err != nil {
-					tb.Fatal(err)
-				}
-				types = append(types, typ)
+		if ent.Tag == dwarf.TagSubprogram && ent.Val(dwarf.AttrName) == "inspect" {
+			tree, err := r.tree(ent.Offset)
+			if err != nil || len(tree.Ranges) == 0 {
+				tb.Fatalf("inspect: %v", err)
 			}
+			return r, ent.Offset, tree.Ranges[0][0]
 		}
-		return types
 	}
 }

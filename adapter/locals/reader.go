@@ -41,6 +41,10 @@ type Reader struct {
 	mu    sync.Mutex // guards the caches
 	types map[dwarf.Offset]godwarf.Type
 	trees map[dwarf.Offset]*godwarf.Tree
+
+	symOnce sync.Once // builds syms
+	syms    *symbols
+	symErr  error
 }
 
 // unit is one compilation unit of .debug_info.
