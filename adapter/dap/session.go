@@ -444,8 +444,14 @@ func (s *Server) shutdown(terminate bool) error {
 	if d == nil {
 		return nil
 	}
+	kill := terminate || !d.sess.Attached
+	if kill && d.run.isRunning() {
+		// The program goes anyway: end it at once rather than halting
+		// it first, which Delve may not answer while it loads libraries.
+		d.sess.Kill()
+	}
 	d.run.stop(d)
-	err := d.sess.Stop(terminate || !d.sess.Attached)
+	err := d.sess.Stop(kill)
 	d.closeOutput()
 	d.readers.Wait()
 	if d.built != "" {

@@ -59,9 +59,11 @@ type Session struct {
 	Client *adapter.Client
 	// Attached reports a session that attached to a running process.
 	Attached bool
-	srv      *rpccommon.ServerImpl
-	once     sync.Once
-	stopErr  error
+	// Pid is the debugged process's ID.
+	Pid     int
+	srv     *rpccommon.ServerImpl
+	once    sync.Once
+	stopErr error
 }
 
 // envMu serializes launches that change the process environment: Delve
@@ -142,7 +144,7 @@ func Start(cfg Config) (*Session, error) {
 		srv.Stop()
 		return nil, err
 	}
-	return &Session{Client: client, Attached: cfg.Pid > 0, srv: srv}, nil
+	return &Session{Client: client, Attached: cfg.Pid > 0, Pid: rpc.ProcessPid(), srv: srv}, nil
 }
 
 // check refuses an executable whose call frame information or line
@@ -182,6 +184,15 @@ func withEnv(env []string, f func() error) error {
 		}
 	}()
 	return f()
+}
+
+// Kill ends the debugged process with SIGKILL, whatever Delve is doing;
+// the command that runs it then returns with its exit.
+func (s *Session) Kill() error {
+	if s.Pid <= 0 {
+		return nil
+	}
+	return syscall.Kill(s.Pid, syscall.SIGKILL)
 }
 
 // Stop detaches Delve — killing a launched program when kill is set, and
