@@ -29,6 +29,8 @@ var movedExprs = map[string][]string{
 		"stock[idx].qty < n", "it->qty + shortfall == n", "nstock * (backorder + 1)",
 		"stock[(int)1.9].name", "stock[nstock - 1].qty",
 		"&shortfall", "&idx", "nosuch_global", "(struct nosuch *)it",
+		"it + 1", "1 + it", "it - 1", "(it + 2)->name", "*(stock + 3)", "stock + idx", "&stock[3] - it", "it - stock",
+		"it->name + 1", "(void *)it + 4", "(char *)it - (char *)stock", "(it + 1)->qty * 2", "it + 1 == &stock[2]",
 	},
 	"value": {
 		"calls", "idx", "it", "*it", "it->qty", "it->price", "it->qty * it->price", "stock[idx]", "stock[calls - 1]",

@@ -46,7 +46,7 @@ func (r *Reader) Eval(fr *Frame, expr string, cfg api.LoadConfig) (*api.Variable
 	}
 	l := &loader{mem: fr.Mem, cfg: cfg}
 	ev := &evaluator{r: r, fr: fr, regs: regs, l: l, casts: casts}
-	if u, ok := x.(*ast.UnaryExpr); ok && u.Op != token.AND || isBinary(x) { // & gives a typed address
+	if u, ok := x.(*ast.UnaryExpr); ok && u.Op != token.AND || isBinary(x) && !ev.isPointerArith(x) { // & gives a typed address
 		c, err := ev.constant(x)
 		if err != nil {
 			return nil, err
@@ -59,6 +59,11 @@ func (r *Reader) Eval(fr *Frame, expr string, cfg api.LoadConfig) (*api.Variable
 	}
 	v := l.load(expr, typ, p, 0)
 	return &v, nil
+}
+
+// pointerTo is a pointer to a value of type typ at addr.
+func pointerTo(typ godwarf.Type, addr uint64) (godwarf.Type, place, error) {
+	return &godwarf.PtrType{CommonType: godwarf.CommonType{ByteSize: 8}, Type: typ}, place{addr: fakeAddress, buf: binary.LittleEndian.AppendUint64(nil, addr)}, nil
 }
 
 func isBinary(x ast.Expr) bool {
@@ -104,6 +109,12 @@ func (ev *evaluator) constant(x ast.Expr) (constant.Value, error) {
 		}
 		return constant.UnaryOp(x.Op, c, 0), nil
 	case *ast.BinaryExpr:
+		if _, _, ok, err := ev.pointerArith(x); ok || err != nil {
+			if err != nil {
+				return nil, err
+			}
+			break // a pointer, or elements between two: the typed value below
+		}
 		a, err := ev.constant(x.X)
 		if err != nil {
 			return nil, err
@@ -285,13 +296,9 @@ func (ev *evaluator) eval(x ast.Expr) (godwarf.Type, place, error) {
 		if err != nil {
 			return nil, place{}, err
 		}
-		c, err := ev.constant(x.Index)
+		i, err := ev.integer(x.Index)
 		if err != nil {
 			return nil, place{}, fmt.Errorf("index: %w", err)
-		}
-		i, exact := constant.Int64Val(c)
-		if c.Kind() != constant.Int || !exact {
-			return nil, place{}, fmt.Errorf("index %s is not an integer", c)
 		}
 		switch t := godwarf.ResolveTypedef(typ).(type) {
 		case *godwarf.ArrayType:
@@ -307,6 +314,11 @@ func (ev *evaluator) eval(x ast.Expr) (godwarf.Type, place, error) {
 			return elem, place{addr: q.addr + uint64(i*typeSize(elem))}, nil
 		}
 		return nil, place{}, fmt.Errorf("%s cannot be indexed (%s)", exprString(x.X), typ)
+	case *ast.BinaryExpr:
+		typ, p, ok, err := ev.pointerArith(x)
+		if ok {
+			return typ, p, err
+		}
 	case *ast.UnaryExpr:
 		if x.Op != token.AND {
 			break
@@ -318,7 +330,7 @@ func (ev *evaluator) eval(x ast.Expr) (godwarf.Type, place, error) {
 		if p.buf != nil {
 			return nil, place{}, fmt.Errorf("%s is in registers: it has no address", exprString(x.X))
 		}
-		return &godwarf.PtrType{CommonType: godwarf.CommonType{ByteSize: 8}, Type: typ}, place{addr: fakeAddress, buf: binary.LittleEndian.AppendUint64(nil, p.addr)}, nil
+		return pointerTo(typ, p.addr)
 	case *ast.CallExpr:
 		if id, ok := x.Fun.(*ast.Ident); ok && strings.HasPrefix(id.Name, castPrefix) && len(x.Args) == 1 {
 			return ev.cast(id.Name, x.Args[0])
@@ -446,4 +458,98 @@ func encode(typ godwarf.Type, c constant.Value) ([]byte, error) {
 		}
 	}
 	return nil, fmt.Errorf("cast to %s: not a scalar type of 1, 2, 4 or 8 bytes", typ)
+}
+
+// isPointerArith reports whether x is + or - on a pointer (pointerArith).
+func (ev *evaluator) isPointerArith(x ast.Expr) bool {
+	b, ok := x.(*ast.BinaryExpr)
+	if !ok {
+		return false
+	}
+	_, _, ok, err := ev.pointerArith(b)
+	return ok || err != nil
+}
+
+// pointerArith evaluates x as C does when it adds an integer to a pointer
+// or an array (which decays to a pointer to its first element), or
+// subtracts an integer or a pointer from one (C11 section 6.5.6): the
+// pointer moves by whole elements, and the difference of two pointers
+// counts the elements between them (a long). ok is false when x is no
+// such operation; void * moves by bytes, as in GNU C.
+func (ev *evaluator) pointerArith(x *ast.BinaryExpr) (typ godwarf.Type, p place, ok bool, err error) {
+	if x.Op != token.ADD && x.Op != token.SUB {
+		return nil, place{}, false, nil
+	}
+	elem, addr, isPtr := ev.pointer(x.X)
+	if isPtr && x.Op == token.SUB {
+		if e2, addr2, ok := ev.pointer(x.Y); ok {
+			size := elemSize(elem)
+			if elemSize(e2) != size {
+				return nil, place{}, true, fmt.Errorf("subtraction of pointers to %s and %s", elem, e2)
+			}
+			long := builtinType("long")
+			buf, err := encode(long, constant.MakeInt64((int64(addr)-int64(addr2))/size))
+			return long, place{addr: fakeAddress, buf: buf}, true, err
+		}
+	}
+	n := x.Y // the integer
+	if !isPtr && x.Op == token.ADD {
+		elem, addr, isPtr = ev.pointer(x.Y)
+		n = x.X
+	}
+	if !isPtr {
+		return nil, place{}, false, nil
+	}
+	k, err := ev.integer(n)
+	if err != nil {
+		return nil, place{}, true, err
+	}
+	if x.Op == token.SUB {
+		k = -k
+	}
+	typ, p, err = pointerTo(elem, addr+uint64(k*elemSize(elem)))
+	return typ, p, true, err
+}
+
+// elemSize is the distance between elements of type t a pointer moves
+// by: 1 for void.
+func elemSize(t godwarf.Type) int64 {
+	if n := typeSize(t); n > 0 {
+		return n
+	}
+	return 1
+}
+
+// pointer returns the element type and address of x when x is a pointer,
+// or an array in memory.
+func (ev *evaluator) pointer(x ast.Expr) (elem godwarf.Type, addr uint64, ok bool) {
+	switch x.(type) {
+	case *ast.BasicLit:
+		return nil, 0, false // spare the lookup
+	}
+	typ, p, err := ev.eval(x)
+	if err != nil {
+		return nil, 0, false
+	}
+	switch t := godwarf.ResolveTypedef(typ).(type) {
+	case *godwarf.PtrType:
+		a, err := ev.l.uint(p, ptrSize(t))
+		return t.Type, a, err == nil
+	case *godwarf.ArrayType:
+		return t.Type, p.addr, p.buf == nil
+	}
+	return nil, 0, false
+}
+
+// integer evaluates x to an integer.
+func (ev *evaluator) integer(x ast.Expr) (int64, error) {
+	c, err := ev.constant(x)
+	if err != nil {
+		return 0, err
+	}
+	i, exact := constant.Int64Val(c)
+	if c.Kind() != constant.Int || !exact {
+		return 0, fmt.Errorf("%s is not an integer", c)
+	}
+	return i, nil
 }
