@@ -3,6 +3,7 @@ package adapter
 import (
 	"debug/elf"
 	"fmt"
+	"maps"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -76,6 +77,31 @@ func TestMovedFrameExprAsGDB(t *testing.T) {
 				} {
 					if _, err := s.plain.EvalVariable(curScope, e, loadCfg); err == nil || !strings.Contains(err.Error(), want) {
 						t.Errorf("plain Delve: print %s: %v; want %q", e, err, want)
+					}
+				}
+				// info locals lists function statics (value's calls, DW_OP_addrx
+				// in clang's DWARF 5) as gdb does.
+				ga, gl := gdbVariables(t, gdb, s.bin, pc, "cold")
+				for which, want := range map[string]map[string]string{"args": ga, "locals": gl} {
+					list := c.ListFunctionArgs
+					if which == "locals" {
+						list = c.ListLocalVariables
+					}
+					vs, err := list(curScope, loadCfg)
+					if err != nil {
+						t.Fatalf("%s: %v", which, err)
+					}
+					got := make(map[string]string)
+					for _, v := range vs {
+						got[v.Name] = gdbText(v)
+					}
+					for name, v := range want {
+						if p, sym, ok := strings.Cut(v, " <"); ok && p == "0x…" && !strings.Contains(sym, " ") {
+							want[name] = p // the symbol gdb names a pointer by
+						}
+					}
+					if !maps.Equal(got, want) {
+						t.Errorf("%s: the Client shows %v; gdb %v", which, got, want)
 					}
 				}
 				exprs := movedExprs[fn]
