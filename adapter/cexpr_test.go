@@ -223,3 +223,20 @@ func imageSize(t *testing.T, bin string) uint64 {
 	}
 	return end
 }
+
+// TestMovedFramePrintTerminal prints C expressions at withdraw's cold line
+// in Delve's terminal over the Client (splitdbg debug): the first stop is
+// withdraw(1, 4), "nut" with 1 left, short by 3.
+func TestMovedFramePrintTerminal(t *testing.T) {
+	for _, bin := range []string{"gcc-inv", "clang22-inv"} {
+		t.Run(bin, func(t *testing.T) {
+			s := startDelve(t, bin, "cold")
+			file, line := coldLine(t, "inv/inv.c", "withdraw")
+			out := runTerminal(t, s.client, "break "+spec(file, line), "continue", "print nstock", "print it->qty",
+				"print stock[idx].qty + shortfall", "print (struct item *)it == &stock[idx]", "print *(it + 1)", "print (unsigned char)-shortfall")
+			for i, want := range []string{`^4\n$`, `^1\n$`, `^4\n$`, `^true\n$`, `^item \{name: "gear", qty: 0, price: 40\}\n$`, `^253\n$`} {
+				match(t, "print", out[2+i], want)
+			}
+		})
+	}
+}
