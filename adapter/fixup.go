@@ -1,6 +1,9 @@
 package adapter
 
 import (
+	"slices"
+	"strings"
+
 	"github.com/go-delve/delve/service/api"
 )
 
@@ -43,6 +46,15 @@ func (c *Client) fixThread(th *api.Thread) {
 		th.File, th.Line, th.Function = loc.File, loc.Line, loc.Function
 	}
 	c.fixBreakpoint(th.Breakpoint)
+	// Delve reads return values through the goroutine (g), which a C
+	// program has none of: "return value read error: could not get g" is
+	// no value, so it is left out, as for a function that returns none.
+	th.ReturnValues = slices.DeleteFunc(th.ReturnValues, func(v api.Variable) bool {
+		return v.Name == "return value read error" && strings.Contains(v.Value, "could not get g")
+	})
+	if len(th.ReturnValues) == 0 {
+		th.ReturnValues = nil
+	}
 }
 
 // fixGoroutine names the goroutine's current location.

@@ -201,6 +201,14 @@ func (r *Resolver) Frame(pc uint64, call bool) (Frame, bool) {
 	} else {
 		file, line, _, ok = t.lines.Line(link)
 	}
+	if (!ok || line <= 0) && !call && link > 0 {
+		// A line-0 row mid-fragment (clang's, after a call returns):
+		// the stop is within the statement of the instruction before,
+		// which is where stepping out of the callee leaves it.
+		if prev, ok := t.procs.Lookup(link - 1); ok && prev.Proc == loc.Proc && prev.Frag == loc.Frag {
+			file, line, _, ok = t.lines.Line(link - 1)
+		}
+	}
 	if ok && line > 0 {
 		f.File, f.Line = file, line
 	}

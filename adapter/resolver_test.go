@@ -114,7 +114,7 @@ func TestClassify(t *testing.T) {
 		"main.c:49": specLine, "/abs/path/main.c:49": specLine, "process": specFunc,
 		"C.process": specFunc, "main.main": specFunc, "*0x1234": specOther, "/re/": specOther,
 		"+1": specOffset, "-2": specOffset, "12": specOffset, "process:3": specLine,
-		"a.c:helper": specOther, "": specOther,
+		"a.c:helper": specFunc, "pkg.T:method": specFunc, "": specOther,
 	} {
 		if got := classify(spec); got != want {
 			t.Errorf("classify(%q) = %d; want %d", spec, got, want)

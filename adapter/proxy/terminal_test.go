@@ -100,7 +100,7 @@ func TestTerminalHotPath(t *testing.T) {
 			same := func(cmds, out, pout []string) {
 				t.Helper()
 				for i := range cmds {
-					if got, want := mask(out[i]), mask(pout[i]); got != want && !repairedText(got, want) {
+					if got, want := mask(out[i]), mask(noGoReturnError(pout[i])); got != want && !repairedText(got, want) {
 						t.Errorf("(dlv) %s printed\n%s\nthrough the proxy, and\n%s\ndirectly", cmds[i], got, want)
 					}
 				}
@@ -130,6 +130,14 @@ func TestTerminalHotPath(t *testing.T) {
 		})
 	}
 }
+
+// goReturnError is what Delve prints after stepping out of a C function:
+// it reads return values through the goroutine, which a C program has
+// none of. The adapter leaves it out (no value, not an error).
+var goReturnError = regexp.MustCompile(`Values returned:\n\treturn value read error: "could not get g[^\n]*\n\n`)
+
+// noGoReturnError is Delve's output without goReturnError.
+func noGoReturnError(out string) string { return goReturnError.ReplaceAllString(out, "") }
 
 // repairedText reports whether the proxy's output differs from Delve's
 // only in variables Delve gave up on, which the proxy shows (the adapter
