@@ -152,7 +152,7 @@ func (c *Client) findFunc(ds api.EvalScope, spec linetable.Spec, findInstruction
 	if err == nil && len(res.Locs) > 1 {
 		// Several functions of the name (static functions of several
 		// files): one location at each start, as gdb sets one breakpoint
-		// with a location in each; Delve calls the name ambiguous.
+		// with a location in each.
 		return []api.Location{{PC: res.Locs[0].PC, PCs: res.Addrs()}}, false, true
 	}
 	if err != nil || len(res.Locs) != 1 || !res.Locs[0].Split() {

@@ -77,8 +77,9 @@ func TestTerminalPlacement(t *testing.T) {
 // TestBreakSeveralFunctions types "break helper" into Delve's terminal
 // over the client, where gcc-cold has a static helper in a.c and one in
 // b.c: like gdb (0x13a0 a.c:17, 0x13d0 b.c:15 before relocation), one
-// breakpoint with a location at each function's start, where plain Delve
-// says the name is ambiguous; "break b.c:helper" picks one (Delve's
+// breakpoint with a location at each function's start (as plain Delve
+// too: it is the placement every door shares); "break b.c:helper" picks
+// one (Delve's
 // terminal then complains that it cannot parse FILE:FUNC, a syntax of
 // gdb's and splitdbg's it does not have, but the breakpoint is set).
 func TestBreakSeveralFunctions(t *testing.T) {
