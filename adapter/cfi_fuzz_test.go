@@ -9,8 +9,8 @@ import (
 )
 
 // FuzzCFI feeds .eh_frame contents to the adapter's loading of call frame
-// information and to Delve's evaluation of each entry's rules at its
-// start and middle, which the unwinder runs at every moved frame: damaged
+// information and to the evaluation of each entry's rules at its start
+// and middle (cfiRowAt), which the unwinder runs at every frame: damaged
 // entries are an error, never a panic.
 func FuzzCFI(f *testing.F) {
 	for _, name := range []string{"gcc-cold", "clang22-mfs", "bolt22", "cgo"} {
@@ -34,7 +34,7 @@ func FuzzCFI(f *testing.F) {
 				break
 			}
 			for _, pc := range []uint64{fde.Begin(), fde.Begin() + (fde.End()-fde.Begin())/2} {
-				fde.EstablishFrame(pc)
+				cfiRowAt(fde, pc)
 			}
 		}
 	})

@@ -38,6 +38,9 @@ type Client struct {
 	// stacks holds, by goroutine, the repair of its stack at this stop
 	// (nil: it needs none).
 	stacks map[int64]*splice
+	// chains holds, by goroutine, the registers of its frames as
+	// splitdbg unwound them at this stop.
+	chains map[int64]*regChain
 	// frames holds, by scope, the frames package locals read variables in
 	// at this stop, with the memory they read.
 	frames map[api.EvalScope]*scopeFrame
@@ -101,6 +104,7 @@ func (c *Client) moved() {
 	c.mu.Lock()
 	c.gen++
 	c.stacks = nil
+	c.chains = nil
 	c.frames = nil
 	c.state = nil
 	c.mu.Unlock()

@@ -42,7 +42,10 @@
 //     package locals (Delve: "unable to find function context"), with the
 //     frame's registers, its CFA from the fragment's FDE and memory read
 //     over the API; in other frames they read the variables Delve gives
-//     up on (DW_OP_entry_value, DW_FORM_loclistx);
+//     up on (DW_OP_entry_value, DW_FORM_loclistx), and all of them in
+//     caller frames of C code, whose registers the Client unwinds through
+//     every inner frame's CFI (Delve's caller frames lack the registers
+//     their callee has not saved, and ListScopeRegisters lists them);
 //   - breakpoints with moved addresses are set again after Restart, at
 //     the new load bias (Delve drops addresses it was given as a list).
 //

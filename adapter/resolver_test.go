@@ -11,7 +11,7 @@ import (
 	"github.com/splitdbg/splitdbg/splitinfo"
 )
 
-func newResolver(t *testing.T, bin string) *Resolver {
+func newResolver(t testing.TB, bin string) *Resolver {
 	t.Helper()
 	r, err := NewResolver(testbin.Path(t, bin))
 	if err != nil {

@@ -48,17 +48,34 @@ func (c *Client) spliceFor(gid int64) *splice {
 	return c.stacks[gid]
 }
 
-// ListScopeRegisters implements service.Client; in a frame splitdbg
-// unwound it lists the registers that unwind recovered.
+// ListScopeRegisters implements service.Client; in a caller frame of C
+// code it lists the registers splitdbg unwound through CFI (stack.go),
+// where Delve lists only those the callee saved.
 func (c *Client) ListScopeRegisters(scope api.EvalScope, includeFp bool) (api.Registers, error) {
-	if sp := c.spliceFor(scope.GoroutineID); scope.Frame > 0 && sp != nil && sp.delveIndex(scope.Frame) < 0 {
-		return apiRegisters(&sp.ownRegs[scope.Frame-1]), nil
+	if scope.Frame > 0 && scope.DeferredCall == 0 {
+		if regs, ok := c.callerRegisters(scope); ok {
+			return apiRegisters(&regs), nil
+		}
 	}
 	ds, err := c.delveScope(scope)
 	if err != nil {
 		return nil, err
 	}
 	return c.delve.ListScopeRegisters(ds, includeFp)
+}
+
+// callerRegisters returns the registers of caller frame scope.Frame that
+// splitdbg unwound: through the CFI of every inner frame, else those of
+// the frames it spliced into Delve's stack; false when it has none
+// (Delve's frame, Go code).
+func (c *Client) callerRegisters(scope api.EvalScope) (regSet, bool) {
+	if regs, ok := c.unwoundRegisters(scope.GoroutineID, scope.Frame); ok {
+		return regs, true
+	}
+	if sp := c.spliceFor(scope.GoroutineID); sp != nil && sp.delveIndex(scope.Frame) < 0 {
+		return sp.ownRegs[scope.Frame-1], true
+	}
+	return regSet{}, false
 }
 
 // ListLocalVariables implements service.Client; in a frame in moved code

@@ -10,8 +10,8 @@ import (
 )
 
 // TestSplicedScopes checks frame numbers on the repaired cgo stack: a
-// frame splitdbg unwound lists the registers the unwind recovered and has
-// no Delve scope; a frame spliced back from Delve's stack is Delve's frame
+// frame splitdbg unwound lists the registers the unwind recovered and its
+// variables, which Delve has no scope for; a frame spliced back from Delve's stack is Delve's frame
 // of the same function.
 func TestSplicedScopes(t *testing.T) {
 	s := startDelve(t, "cgo", "cold")
@@ -43,9 +43,13 @@ func TestSplicedScopes(t *testing.T) {
 		if rip := regValue(regs, regRIP); rip != frames[i].PC {
 			t.Errorf("frame %d: Rip %#x; want the frame's PC %#x", i, rip, frames[i].PC)
 		}
-		if _, err := s.client.ListLocalVariables(scope, api.LoadConfig{}); err == nil || !strings.Contains(err.Error(), "unwound by splitdbg") {
-			t.Errorf("frame %d locals: %v; want an error naming the splitdbg unwind", i, err)
+		// Delve has no scope for the frame; the Client reads its
+		// variables with the registers it unwound.
+		vs, err := s.client.ListLocalVariables(scope, api.LoadConfig{})
+		if err != nil {
+			t.Errorf("frame %d (%s) locals: %v", i, frames[i].Function.Name(), err)
 		}
+		t.Logf("frame %d (%s) locals: %d", i, frames[i].Function.Name(), len(vs))
 	}
 	// main.main: frame len(frames)-3 here, Delve's frame len(plain)-3.
 	main := len(frames) - 3

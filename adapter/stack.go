@@ -3,6 +3,8 @@ package adapter
 import (
 	"errors"
 	"fmt"
+	"strings"
+	"sync"
 
 	"github.com/go-delve/delve/service/api"
 )
@@ -315,4 +317,72 @@ func (c *Client) stopState() (*api.DebuggerState, error) {
 		return nil, err
 	}
 	return c.fixState(st), nil
+}
+
+// Delve's unwinder gives a caller frame only the registers its callee's
+// CFI row has a rule for (pkg/proc advanceRegsDWARF): a register the
+// callee has not saved yet, or never saves, is missing in the caller —
+// at a callee's first instruction every callee-saved register is — and
+// Delve reads a variable there as "register not available", or as 0.
+// gdb, by the DWARF rule that a register without a rule keeps its value
+// (DWARF 5 section 6.4.1, "same value"; gdb's dwarf2_frame_default_init),
+// reads it right. The Client unwinds every register of every C frame
+// itself, from the thread's registers through each inner frame's CFI.
+
+// regChain holds the registers of the frames of one goroutine's stack at
+// a stop, as splitdbg unwound them: regs[i] are frame i's, for the frames
+// from 0 up to the first that is not C code with .eh_frame CFI.
+type regChain struct {
+	once sync.Once
+	regs []regSet
+}
+
+// unwoundRegisters returns the registers of frame i of goroutine gid's
+// (repaired) stack as splitdbg unwinds them, and false when the unwind
+// does not reach the frame: Go code, code without CFI, or an unwind that
+// disagrees with the stack's PCs.
+func (c *Client) unwoundRegisters(gid int64, i int) (regSet, bool) {
+	c.mu.Lock()
+	if c.chains == nil {
+		c.chains = make(map[int64]*regChain)
+	}
+	ch, ok := c.chains[gid]
+	if !ok {
+		ch = &regChain{}
+		c.chains[gid] = ch
+	}
+	c.mu.Unlock()
+	ch.once.Do(func() { ch.regs = c.unwindRegisters(gid) })
+	if i < 0 || i >= len(ch.regs) {
+		return regSet{}, false
+	}
+	return ch.regs[i], true
+}
+
+// unwindRegisters unwinds goroutine gid's stack from its thread's
+// registers while the frames are C code with CFI and the unwind finds
+// the stack's PCs.
+func (c *Client) unwindRegisters(gid int64) []regSet {
+	frames, err := c.Stacktrace(gid, maxOwnFrames, 0, 0, nil)
+	if err != nil || len(frames) == 0 {
+		return nil
+	}
+	regs, err := c.topRegisters(gid)
+	if err != nil || regs.pc() != frames[0].PC {
+		return nil
+	}
+	u := unwinder{res: c.res, mem: &memory{read: c.readMemory, static: c.readOnly}}
+	u.mem.prefetch(regs.v[regRSP])
+	chain := []regSet{regs}
+	for i := 1; i < len(frames); i++ {
+		if f, ok := c.frame(frames[i-1].PC, i > 1); !ok || !strings.HasPrefix(f.Function, "C.") {
+			break // Go code: Delve unwinds it
+		}
+		next, _, err := u.step(&chain[i-1], i == 1, 0)
+		if err != nil || next.pc() != frames[i].PC {
+			break
+		}
+		chain = append(chain, next)
+	}
+	return chain
 }

@@ -9,7 +9,10 @@ import (
 	"sync"
 
 	"github.com/go-delve/delve/pkg/dwarf/frame"
+	"github.com/go-delve/delve/pkg/dwarf/op"
 	"github.com/go-delve/delve/service/api"
+
+	"github.com/splitdbg/splitdbg/adapter/locals"
 )
 
 // x86-64 DWARF register numbers (System V psABI, figure 3.36).
@@ -203,6 +206,17 @@ func (u *unwinder) fde(at uint64) (*frame.FrameDescriptionEntry, uint64, error) 
 	return fde, im.bias, nil
 }
 
+// callerSaved are the DWARF numbers of rax, rdx, rcx, rsi, rdi and
+// r8-r11.
+var callerSaved = [...]uint64{0, 1, 2, 4, 5, 8, 9, 10, 11}
+
+// atEntry reports whether the runtime address at is the entry of a
+// procedure.
+func (u *unwinder) atEntry(at uint64) bool {
+	f, ok := u.res.Frame(at, false)
+	return ok && f.Entry == at
+}
+
 // step computes the caller's registers from those of a frame, and the
 // frame's canonical frame address. top says the frame is the innermost,
 // whose PC is the next instruction to run; in other frames the PC is a
@@ -217,55 +231,127 @@ func (u *unwinder) step(regs *regSet, top bool, knownCFA uint64) (caller regSet,
 	if err != nil {
 		return caller, 0, err
 	}
-	fc, err := fde.EstablishFrame(at - bias)
+	row, err := cfiRowAt(fde, at-bias)
 	if err != nil {
 		return caller, 0, fmt.Errorf("adapter: CFI at %#x: %w", at, err)
 	}
+	caller, cfa, err = u.apply(&row, regs, top && u.atEntry(at), knownCFA, bias)
+	if err != nil {
+		return caller, 0, fmt.Errorf("adapter: CFI at %#x: %w", at, err)
+	}
+	return caller, cfa, nil
+}
+
+// apply applies the CFI row of a frame with registers regs (DWARF 5
+// section 6.4.1): it returns the caller's registers and the frame's CFA.
+// entry says the frame has run no instruction of its procedure yet; bias
+// is the load bias of its image, for addresses in DWARF expressions.
+func (u *unwinder) apply(row *cfiRow, regs *regSet, entry bool, knownCFA, bias uint64) (caller regSet, cfa uint64, err error) {
 	cfa = knownCFA
 	if cfa == 0 {
-		if fc.CFA.Rule != frame.RuleCFA {
-			return caller, 0, fmt.Errorf("adapter: CFI at %#x: unsupported CFA rule %d", at, fc.CFA.Rule)
+		switch row.cfa.Rule {
+		case frame.RuleCFA:
+			base, ok := regs.get(row.cfa.Reg)
+			if !ok {
+				return caller, 0, fmt.Errorf("CFA register %d: %w", row.cfa.Reg, errUnknownReg)
+			}
+			cfa = uint64(int64(base) + row.cfa.Offset)
+		case frame.RuleExpression:
+			if cfa, err = u.evalCFI(row.cfa.Expression, regs, 0, bias); err != nil {
+				return caller, 0, fmt.Errorf("CFA expression: %w", err)
+			}
+		default:
+			return caller, 0, errors.New("no CFA rule")
 		}
-		base, ok := regs.get(fc.CFA.Reg)
-		if !ok {
-			return caller, 0, fmt.Errorf("adapter: CFI at %#x: CFA register %d: %w", at, fc.CFA.Reg, errUnknownReg)
-		}
-		cfa = uint64(int64(base) + fc.CFA.Offset)
 	}
-	caller = *regs // registers without a rule keep their value
+	// Registers without a rule keep their value ("same value", as gdb
+	// takes them), but those a call clobbers (System V psABI section
+	// 3.2.1) hold the callee's values once it has run an instruction:
+	// they are unknown in the caller, unless the callee stands at its
+	// entry, where they still hold what the caller left in them.
+	caller = *regs
 	caller.clear(regRIP)
-	for n, rule := range fc.Regs {
-		if n >= numReg {
+	if !entry {
+		for _, n := range callerSaved {
+			caller.clear(n)
+		}
+	}
+	for n := range uint64(numReg) {
+		rule, ok := row.rule(n)
+		if !ok {
 			continue
 		}
 		switch rule.Rule {
 		case frame.RuleSameVal:
-		case frame.RuleOffset:
-			v, err := u.mem.uint64(uint64(int64(cfa) + rule.Offset))
+			if v, ok := regs.get(n); ok {
+				caller.set(n, v)
+			}
+		case frame.RuleOffset, frame.RuleExpression:
+			addr := uint64(int64(cfa) + rule.Offset)
+			if rule.Rule == frame.RuleExpression {
+				if addr, err = u.evalCFI(rule.Expression, regs, cfa, bias); err != nil {
+					return caller, 0, fmt.Errorf("register %d: %w", n, err)
+				}
+			}
+			v, err := u.mem.uint64(addr)
 			if err != nil {
-				return caller, 0, fmt.Errorf("adapter: CFI at %#x: register %d: %w", at, n, err)
+				return caller, 0, fmt.Errorf("register %d: %w", n, err)
 			}
 			caller.set(n, v)
 		case frame.RuleValOffset:
 			caller.set(n, uint64(int64(cfa)+rule.Offset))
+		case frame.RuleValExpression:
+			v, err := u.evalCFI(rule.Expression, regs, cfa, bias)
+			if err != nil {
+				return caller, 0, fmt.Errorf("register %d: %w", n, err)
+			}
+			caller.set(n, v)
 		case frame.RuleRegister:
 			if v, ok := regs.get(rule.Reg); ok {
 				caller.set(n, v)
 			} else {
 				caller.clear(n)
 			}
-		default: // undefined, or a DWARF expression: unknown
+		default: // undefined
 			caller.clear(n)
 		}
 	}
-	if fc.RetAddrReg != regRIP {
-		if v, ok := caller.get(fc.RetAddrReg); ok {
+	if row.ra != regRIP {
+		if v, ok := caller.get(row.ra); ok {
 			caller.set(regRIP, v)
 		}
 	}
 	if _, ok := caller.get(regRIP); !ok {
-		return caller, 0, fmt.Errorf("adapter: CFI at %#x: no return address", at)
+		return caller, 0, errors.New("no return address")
 	}
 	caller.set(regRSP, cfa)
 	return caller, cfa, nil
+}
+
+// opCallFrameCFA is DW_OP_call_frame_cfa.
+const opCallFrameCFA = 0x9c
+
+// evalCFI evaluates the DWARF expression of a CFI rule on the frame's
+// registers: for a register's rule (cfa not 0) with the CFA pushed first,
+// as DWARF 5 section 6.4.2.3 says; for the CFA's rule without.
+func (u *unwinder) evalCFI(expr []byte, regs *regSet, cfa, bias uint64) (uint64, error) {
+	if cfa != 0 {
+		expr = append([]byte{opCallFrameCFA}, expr...)
+	}
+	expr, ok := locals.GuardExpr(expr)
+	if !ok {
+		return 0, fmt.Errorf("malformed DWARF expression % x", expr)
+	}
+	read := func(b []byte, addr uint64) (int, error) {
+		m, err := u.mem.readAt(addr, len(b))
+		return copy(b, m), err
+	}
+	v, pieces, err := op.ExecuteStackProgram(*dwarfRegisters(regs, cfa, bias), expr, 8, read)
+	if err != nil {
+		return 0, err
+	}
+	if pieces != nil {
+		return 0, errors.New("DWARF expression names a location, not a value")
+	}
+	return uint64(v), nil
 }

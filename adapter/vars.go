@@ -24,10 +24,11 @@ import (
 // the fragment's .eh_frame entry, and memory read over the API.
 
 // movedFrame returns the frame of scope for package locals when its PC
-// lies in moved code; ok is false when it does not (Delve answers).
+// lies in moved code or it is a caller frame whose registers splitdbg
+// unwound; ok is false otherwise (Delve answers).
 func (c *Client) movedFrame(scope api.EvalScope) (rd *locals.Reader, fr *locals.Frame, ok bool, err error) {
 	sf := c.scopeFrame(scope)
-	if !sf.known || !sf.moved {
+	if !sf.known || !sf.moved && !sf.unwound {
 		return nil, nil, false, nil
 	}
 	return sf.rd, sf.fr, true, sf.err
@@ -39,9 +40,12 @@ func (c *Client) movedFrame(scope api.EvalScope) (rd *locals.Reader, fr *locals.
 type scopeFrame struct {
 	known bool // Delve has the frame (not a deferred call's)
 	moved bool // its PC is in moved code
-	rd    *locals.Reader
-	fr    *locals.Frame
-	err   error
+	// unwound: a caller frame whose registers splitdbg unwound; Delve's
+	// lack those its callee had not saved (stack.go).
+	unwound bool
+	rd      *locals.Reader
+	fr      *locals.Frame
+	err     error
 }
 
 // scopeFrame returns the frame of scope for package locals.
@@ -90,9 +94,13 @@ func (c *Client) newScopeFrame(scope api.EvalScope, pc uint64, line int) *scopeF
 	sf.known, sf.moved = true, f.Moved()
 	var regs regSet
 	var err error
-	if scope.Frame == 0 {
+	if scope.Frame > 0 {
+		regs, sf.unwound = c.callerRegisters(scope)
+	}
+	switch {
+	case scope.Frame == 0:
 		regs, err = c.topRegisters(scope.GoroutineID)
-	} else {
+	case !sf.unwound:
 		var rs api.Registers
 		if rs, err = c.ListScopeRegisters(scope, false); err == nil {
 			regs, err = parseRegisters(rs)
@@ -180,10 +188,6 @@ func (c *Client) repair(scope api.EvalScope, vs []api.Variable, which locals.Whi
 	return vs
 }
 
-// callerSaved are the DWARF numbers of rax, rdx, rcx, rsi, rdi and
-// r8-r11.
-var callerSaved = [...]uint64{0, 1, 2, 4, 5, 8, 9, 10, 11}
-
 // MovedFrame reports whether the frame of scope executes moved code,
 // where the Client, not Delve, reads variables. Frame 0 of the current
 // goroutine costs no call after a stop the Client has seen.
@@ -201,11 +205,18 @@ func (c *Client) MovedFrame(scope api.EvalScope) bool {
 
 // frameVariables fills in the arguments and locals of the frames in
 // moved code of a stack Delve loaded with variables (Stacktrace with a
-// load configuration), which Delve leaves empty.
+// load configuration), which Delve leaves empty, and replaces those of
+// the caller frames whose registers splitdbg unwound.
 func (c *Client) frameVariables(gid int64, frames []api.Stackframe, cfg api.LoadConfig) {
 	for i := range frames {
-		if f, ok := c.frame(frames[i].PC, i > 0); !ok || !f.Moved() {
-			continue // Delve's own variables; no registers to read
+		f, ok := c.frame(frames[i].PC, i > 0)
+		if !ok {
+			continue
+		}
+		if !f.Moved() {
+			if _, own := c.callerRegisters(api.EvalScope{GoroutineID: gid, Frame: i}); i == 0 || !own {
+				continue // Delve's own variables
+			}
 		}
 		sf := c.scopeFrameAt(api.EvalScope{GoroutineID: gid, Frame: i}, frames[i].PC, frames[i].Line)
 		if sf.err != nil {
@@ -220,19 +231,12 @@ func (c *Client) frameVariables(gid int64, frames []api.Stackframe, cfg api.Load
 const maxEntryValueDepth = 4
 
 // localsFrame describes to package locals the frame with registers regs;
-// top says it is the innermost frame. In the others the registers a call
-// clobbers (System V psABI section 3.2.1) hold the callee's values, not
-// the frame's: they are left out, and what lives in them reads as
-// unavailable, as gdb shows it ("<optimized out>").
+// top says it is the innermost frame. The registers of the others come
+// from an unwind (unwinder.step), which leaves out those a call clobbers.
 func (c *Client) localsFrame(u *unwinder, regs *regSet, top bool, depth int) (*locals.Reader, *locals.Frame, error) {
 	at := regs.pc()
 	if !top {
 		at--
-		kept := *regs
-		for _, n := range callerSaved {
-			kept.clear(n)
-		}
-		regs = &kept
 	}
 	im := c.res.imageOf(at)
 	if im == nil {

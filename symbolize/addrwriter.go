@@ -133,9 +133,13 @@ func (a *AddrWriter) emit(b []byte) {
 func (a *AddrWriter) formatBad(b []byte, l *addrlines.Line) []byte {
 	a.bad++
 	if a.json {
-		b = jsonw.Int(b, "\n{\"line\":", int64(l.LineNo))
-		b = jsonw.Str(b, `,"input":`, l.Input)
-		return append(jsonw.Str(b, `,"error":`, l.Bad), '}')
+		b = append(b, "\n{\"line\":"...)
+		b = strconv.AppendInt(b, int64(l.LineNo), 10)
+		b = append(b, ",\"input\":"...)
+		b = jsonw.String(b, l.Input)
+		b = append(b, ",\"error\":"...)
+		b = jsonw.String(b, l.Bad)
+		return append(b, '}')
 	}
 	b = append(b, "stdin line "...)
 	b = strconv.AppendInt(b, int64(l.LineNo), 10)
@@ -153,24 +157,36 @@ func (a *AddrWriter) format(b []byte, ans *Answer) []byte {
 	file, line, column, hasPos := ans.File, ans.Line, ans.Column, ans.HasPos
 	bb, hasBB := ans.BB, ans.HasBB
 	if a.json {
-		b = jsonw.Uint(b, "\n{\"addr\":", addr)
-		b = jsonw.Bool(b, `,"found":`, ok)
+		b = append(b, "\n{\"addr\":"...)
+		b = strconv.AppendUint(b, addr, 10)
+		b = append(b, ",\"found\":"...)
+		b = strconv.AppendBool(b, ok)
 		if ok {
 			f := loc.Fragment()
-			b = jsonw.Str(b, `,"function":`, loc.Proc.Name)
-			b = jsonw.Int(b, `,"fragment":`, int64(loc.Frag))
-			b = jsonw.Str(b, `,"kind":`, f.Kind.String())
-			b = jsonw.Str(b, `,"symbol":`, f.Symbol)
-			b = jsonw.Uint(b, `,"offset":`, loc.Offset)
+			b = append(b, ",\"function\":"...)
+			b = jsonw.String(b, loc.Proc.Name)
+			b = append(b, ",\"fragment\":"...)
+			b = strconv.AppendInt(b, int64(loc.Frag), 10)
+			b = append(b, ",\"kind\":"...)
+			b = jsonw.String(b, f.Kind.String())
+			b = append(b, ",\"symbol\":"...)
+			b = jsonw.String(b, f.Symbol)
+			b = append(b, ",\"offset\":"...)
+			b = strconv.AppendUint(b, loc.Offset, 10)
 		}
 		if hasBB {
-			b = jsonw.Uint(b, `,"bb_id":`, uint64(bb.ID))
-			b = bb.Metadata.AppendJSON(append(b, `,"bb_metadata":`...))
+			b = append(b, ",\"bb_id\":"...)
+			b = strconv.AppendUint(b, uint64(bb.ID), 10)
+			b = append(b, ",\"bb_metadata\":"...)
+			b = bb.Metadata.AppendJSON(b)
 		}
 		if hasPos {
-			b = jsonw.Str(b, `,"file":`, file)
-			b = jsonw.Int(b, `,"line":`, int64(line))
-			b = jsonw.Int(b, `,"column":`, int64(column))
+			b = append(b, ",\"file\":"...)
+			b = jsonw.String(b, file)
+			b = append(b, ",\"line\":"...)
+			b = strconv.AppendInt(b, int64(line), 10)
+			b = append(b, ",\"column\":"...)
+			b = strconv.AppendInt(b, int64(column), 10)
 		}
 		b = append(b, '}')
 	} else {

@@ -13,14 +13,9 @@
 // llvm-symbolizer 22 computes it, so that its output formats (format.go)
 // can be reproduced byte for byte.
 //
-// ParseArgs and Server are llvm-symbolizer's command line and its
-// request protocol (input lines naming a file and an address or symbol,
-// answered in order as they arrive), so that "splitdbg symbolize" can
-// stand in for llvm-symbolizer and llvm-addr2line.
-//
 // Answer is the combined answer of "splitdbg addr": the procedure,
 // fragment, logical offset, basic block and source position of one
-// address; AddrWriter writes it as the command prints it.
+// address.
 package symbolize
 
 import (

@@ -220,7 +220,7 @@ func operandsFit(op token.Token, a, b constant.Kind) bool {
 
 // constantVariable is the api form of a computed value.
 func constantVariable(name string, c constant.Value) *api.Variable {
-	v := &api.Variable{Name: name, Value: c.ExactString()}
+	v := &api.Variable{Name: name, Value: c.ExactString(), Flags: api.VariableConstant}
 	switch c.Kind() {
 	case constant.Int:
 		v.Kind = reflect.Int

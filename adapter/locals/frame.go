@@ -174,7 +174,7 @@ func (r *Reader) typedPlace(fr *Frame, regs *op.DwarfRegisters, e *godwarf.Tree)
 // evaluate runs a location expression and returns the place of a value of
 // size bytes it describes, and the value of the expression.
 func evaluate(fr *Frame, regs *op.DwarfRegisters, expr []byte, size int64) (p place, val int64, err error) {
-	guarded, ok := guardExpr(expr)
+	guarded, ok := GuardExpr(expr)
 	if !ok {
 		return place{}, 0, fmt.Errorf("malformed or unsupported location expression % x", expr)
 	}
@@ -195,7 +195,7 @@ func evaluate(fr *Frame, regs *op.DwarfRegisters, expr []byte, size int64) (p pl
 	return place{addr: fakeAddress, buf: buf}, 0, nil
 }
 
-// Operations guardExpr rewrites (DWARF 5, section 7.7.1).
+// Operations GuardExpr rewrites (DWARF 5, section 7.7.1).
 const (
 	opConstu     = 0x10
 	opDup        = 0x12
@@ -213,14 +213,14 @@ const (
 
 var trapError = fmt.Sprintf("invalid instruction %#v", op.Opcode(opTrap))
 
-// guardExpr returns expr rewritten so that pkg/dwarf/op fails where it
+// GuardExpr returns expr rewritten so that pkg/dwarf/op fails where it
 // would panic: DW_OP_plus_uconst on an empty stack becomes DW_OP_constu,
 // DW_OP_plus (a stack underflow), and DW_OP_div and DW_OP_mod check their
 // operands first (DW_OP_swap twice, for an underflow, then DW_OP_dup,
 // DW_OP_bra over a trap if the divisor is 0). Branches are
 // retargeted. ok is false for an expression validExpr refuses, or one
 // that branches into the middle of an operation.
-func guardExpr(expr []byte) (guarded []byte, ok bool) {
+func GuardExpr(expr []byte) (guarded []byte, ok bool) {
 	if !validExpr(expr) {
 		return nil, false
 	}

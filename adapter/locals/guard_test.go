@@ -33,9 +33,9 @@ func TestGuardExpr(t *testing.T) {
 		{0x31, 0x30, 0x30, opBra, 0, 0, opMod}, // a branch, then 1 % 0
 	} {
 		if got := run(expr); got != "panic" {
-			t.Errorf("% x: pkg/dwarf/op no longer panics (%s): guardExpr may go", expr, got)
+			t.Errorf("% x: pkg/dwarf/op no longer panics (%s): GuardExpr may go", expr, got)
 		}
-		g, ok := guardExpr(expr)
+		g, ok := GuardExpr(expr)
 		if got := run(g); !ok || got == "panic" {
 			t.Errorf("% x: guarded % x (%v): %s", expr, g, ok, got)
 		}
@@ -51,7 +51,7 @@ func TestGuardExpr(t *testing.T) {
 		{[]byte{0x30, opBra, 4, 0, 0x39, opSkip, 1, 0, 0x34, opPlusUconst, 3}, 12},
 		{[]byte{0x38, opSkip, 2, 0, opDiv, opDiv, 0x32, opDiv}, 4}, // skips both divisions
 	} {
-		g, ok := guardExpr(c.expr)
+		g, ok := GuardExpr(c.expr)
 		addr, _, err := op.ExecuteStackProgram(op.DwarfRegisters{}, g, 8, nil)
 		if !ok || err != nil || addr != c.want {
 			t.Errorf("% x: guarded % x (%v): %d, %v; want %d", c.expr, g, ok, addr, err, c.want)
@@ -66,7 +66,7 @@ func TestGuardExpr(t *testing.T) {
 		for range 1 + rng.IntN(8) {
 			expr = append(expr, alphabet[rng.IntN(len(alphabet))]...)
 		}
-		g, ok := guardExpr(expr)
+		g, ok := GuardExpr(expr)
 		if !ok {
 			continue // a branch into an operation's operands
 		}

@@ -66,12 +66,12 @@ func TestHotPath(t *testing.T) {
 			}
 			d.ListDynamicLibraries() // see TestColdLine
 
-			same := func(what string, plain, proxy any, perr, err error) {
+			same := func(what string, plain, proxy any, perr, err error, opts ...cmp.Option) {
 				t.Helper()
 				if (perr == nil) != (err == nil) || perr != nil && perr.Error() != err.Error() {
 					t.Errorf("%s: error %v, plain %v", what, err, perr)
 				}
-				if diff := cmp.Diff(plain, proxy); diff != "" {
+				if diff := cmp.Diff(plain, proxy, opts...); diff != "" {
 					t.Errorf("%s (-plain +proxy):\n%s", what, diff)
 				}
 			}
@@ -90,16 +90,26 @@ func TestHotPath(t *testing.T) {
 				scope := api.EvalScope{GoroutineID: -1, Frame: frame}
 				pv, perr := d.ListLocalVariables(scope, cfg)
 				cv, err := c.ListLocalVariables(scope, cfg)
-				same(fmt.Sprintf("ListLocalVariables(frame %d)", frame), repaired(pv, cv), cv, perr, err)
-				pa, perr := d.ListFunctionArgs(scope, cfg)
-				ca, err := c.ListFunctionArgs(scope, cfg)
-				same(fmt.Sprintf("ListFunctionArgs(frame %d)", frame), repaired(pa, ca), ca, perr, err)
-				pr, perr := d.ListScopeRegisters(scope, false)
-				cr, err := c.ListScopeRegisters(scope, false)
-				same(fmt.Sprintf("ListScopeRegisters(frame %d)", frame), pr, cr, perr, err)
+				pa, perr2 := d.ListFunctionArgs(scope, cfg)
+				ca, err2 := c.ListFunctionArgs(scope, cfg)
+				if frame > 0 && len(cf) > frame && strings.HasPrefix(cf[frame].Function.Name(), "C.") {
+					// A caller frame of C code: the adapter reads its
+					// registers through CFI and its variables itself, where
+					// Delve lacks the registers the callee had not saved
+					// (adapter's TestCallerVariablesAsGDB compares them with
+					// gdb). The same variables.
+					same(fmt.Sprintf("local variables (frame %d)", frame), varNames(pv), varNames(cv), perr, err)
+					same(fmt.Sprintf("arguments (frame %d)", frame), varNames(pa), varNames(ca), perr2, err2)
+				} else {
+					same(fmt.Sprintf("ListLocalVariables(frame %d)", frame), repaired(pv, cv), cv, perr, err)
+					same(fmt.Sprintf("ListFunctionArgs(frame %d)", frame), repaired(pa, ca), ca, perr2, err2)
+					pr, perr := d.ListScopeRegisters(scope, false)
+					cr, err := c.ListScopeRegisters(scope, false)
+					same(fmt.Sprintf("ListScopeRegisters(frame %d)", frame), pr, cr, perr, err)
+				}
 				pe, perr := d.EvalVariable(scope, "1+2", cfg)
 				ce, err := c.EvalVariable(scope, "1+2", cfg)
-				same("EvalVariable", pe, ce, perr, err)
+				same("EvalVariable", pe, ce, perr, err, cmpopts.EquateEmpty())
 			}
 			pt, perr := d.ListThreads()
 			ct, err := c.ListThreads()
@@ -257,6 +267,14 @@ func decodeResponse(t testing.TB, line []byte) response {
 // repaired is Delve's variables with those it gave up on (DW_OP_entry_value,
 // DW_FORM_loclistx) replaced by the proxy's readable ones of the same name:
 // the adapter reads those.
+func varNames(vs []api.Variable) []string {
+	names := make([]string, len(vs))
+	for i := range vs {
+		names[i] = vs[i].Name
+	}
+	return names
+}
+
 func repaired(plain, proxy []api.Variable) []api.Variable {
 	out := slices.Clone(plain)
 	for i, v := range out {

@@ -145,12 +145,15 @@ func noGoReturnError(out string) string { return goReturnError.ReplaceAllString(
 // indented or continued lines after it.
 func repairedText(proxy, plain string) bool {
 	pb, db := varBlocks(proxy), varBlocks(plain)
-	if len(pb) != len(db) || !adapter.DelveGaveUp(plain) {
+	if len(pb) != len(db) {
 		return false
 	}
 	for i := range db {
 		name, _, ok := strings.Cut(db[i], " = ")
-		if pb[i] != db[i] && (!ok || !adapter.DelveGaveUp(db[i]) || !strings.HasPrefix(pb[i], name+" = ")) {
+		// Both unreadable, for different reasons: Delve lacks a caller's
+		// registers, the adapter finds no location there.
+		unreadable := strings.HasPrefix(pb[i], name+" = (unreadable ") && strings.HasPrefix(db[i], name+" = (unreadable ")
+		if pb[i] != db[i] && !unreadable && (!ok || !adapter.DelveGaveUp(db[i]) || !strings.HasPrefix(pb[i], name+" = ")) {
 			return false
 		}
 	}

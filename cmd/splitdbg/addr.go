@@ -1,9 +1,7 @@
 package main
 
 import (
-	"cmp"
 	"flag"
-	"io"
 
 	"github.com/splitdbg/splitdbg/linetable"
 	"github.com/splitdbg/splitdbg/symbolize"
@@ -36,26 +34,33 @@ at the end).`,
 			if len(args) < 2 {
 				return usagef("want BIN and at least one ADDR or -")
 			}
-			var in io.Reader
-			addrs, err := parseAddrs(args[1:])
-			if len(args) == 2 && args[1] == "-" {
-				in, addrs, err = c.stdin, nil, nil
-			}
-			if err != nil {
-				return err
+			stream := len(args) == 2 && args[1] == "-"
+			var addrs []uint64
+			if !stream {
+				for _, a := range args[1:] {
+					v, err := linetable.ParseAddr(a)
+					if err != nil {
+						return usagef("%v", err)
+					}
+					addrs = append(addrs, v)
+				}
 			}
 			t, err := linetable.Open(args[0])
 			if err != nil {
 				return err
 			}
 			w := symbolize.NewAddrWriter(c.stdout, t, *asJSON)
-			for _, a := range addrs {
-				w.Write(a)
+			if stream {
+				err = w.Stream(c.stdin)
+			} else {
+				for _, a := range addrs {
+					w.Write(a)
+				}
 			}
-			if in != nil {
-				err = w.Stream(in)
+			if cerr := w.Close(); err == nil {
+				err = cerr
 			}
-			return cmp.Or(err, w.Close())
+			return err
 		}
 	},
 }

@@ -3,8 +3,8 @@ package main
 import (
 	"flag"
 	"io"
-	"slices"
 
+	"github.com/splitdbg/splitdbg/linetable"
 	"github.com/splitdbg/splitdbg/splitinfo/bat"
 )
 
@@ -45,12 +45,17 @@ their distance from it. ADDR is hexadecimal with 0x, or decimal.`,
 				return usagef("want one BIN, got %d arguments", len(args))
 			}
 			var in io.Reader // "-": standard input
-			if slices.Contains(addrs, "-") {
-				in = c.stdin
-			}
-			vals, err := parseAddrs(slices.DeleteFunc(slices.Clone(addrs), func(a string) bool { return a == "-" }))
-			if err != nil {
-				return err
+			var vals []uint64
+			for _, a := range addrs {
+				if a == "-" {
+					in = c.stdin
+					continue
+				}
+				v, err := linetable.ParseAddr(a)
+				if err != nil {
+					return usagef("%v", err)
+				}
+				vals = append(vals, v)
 			}
 			if in != nil && len(vals) > 0 {
 				return usagef("-translate - reads every address from standard input: give no other ADDR")

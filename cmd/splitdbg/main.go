@@ -15,8 +15,6 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
-
-	"github.com/splitdbg/splitdbg/linetable"
 )
 
 // command is one subcommand. setup defines its flags on fs and returns
@@ -138,20 +136,6 @@ func (c *cli) main(args []string) int {
 		fmt.Fprintf(c.stderr, "splitdbg %s: %s\n", cmd.name, msg)
 		return 1
 	}
-}
-
-// parseAddrs parses addresses given as arguments (linetable.ParseAddr);
-// a bad one is a usage error.
-func parseAddrs(args []string) ([]uint64, error) {
-	var addrs []uint64
-	for _, a := range args {
-		v, err := linetable.ParseAddr(a)
-		if err != nil {
-			return nil, usagef("%v", err)
-		}
-		addrs = append(addrs, v)
-	}
-	return addrs, nil
 }
 
 // writeJSON writes v to w as indented JSON.

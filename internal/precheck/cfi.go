@@ -309,37 +309,38 @@ func (s *cfiSection) fde(c *cursor.Cursor, idAt int64, id uint64) error {
 	return err
 }
 
-// Call frame instructions (DWARF 5, section 7.24; GNU extensions).
+// Call frame instructions (DWARF 5, section 7.24; GNU extensions), also
+// what the adapter evaluates CFI rows with.
 const (
-	cfaAdvanceLoc  = 0x40 // high 2 bits; delta in the low 6
-	cfaOffset      = 0x80 // register in the low 6; ULEB offset
-	cfaRestore     = 0xc0 // register in the low 6
-	cfaNop         = 0x00
-	cfaSetLoc      = 0x01
-	cfaAdvanceLoc1 = 0x02
-	cfaAdvanceLoc2 = 0x03
-	cfaAdvanceLoc4 = 0x04
-	cfaOffsetExt   = 0x05
-	cfaRestoreExt  = 0x06
-	cfaUndefined   = 0x07
-	cfaSameValue   = 0x08
-	cfaRegister    = 0x09
-	cfaRemember    = 0x0a
-	cfaRestoreSt   = 0x0b
-	cfaDefCFA      = 0x0c
-	cfaDefCFAReg   = 0x0d
-	cfaDefCFAOff   = 0x0e
-	cfaDefCFAExpr  = 0x0f
-	cfaExpression  = 0x10
-	cfaOffsetExtSF = 0x11
-	cfaDefCFASF    = 0x12
-	cfaDefCFAOffSF = 0x13
-	cfaValOffset   = 0x14
-	cfaValOffsetSF = 0x15
-	cfaValExpr     = 0x16
-	cfaWindowSave  = 0x2d // GNU (SPARC), AArch64 negate_ra_state
-	cfaArgsSize    = 0x2e // GNU
-	cfaNegOffExt   = 0x2f // GNU
+	CFAAdvanceLoc  = 0x40 // high 2 bits; delta in the low 6
+	CFAOffset      = 0x80 // register in the low 6; ULEB offset
+	CFARestore     = 0xc0 // register in the low 6
+	CFANop         = 0x00
+	CFASetLoc      = 0x01
+	CFAAdvanceLoc1 = 0x02
+	CFAAdvanceLoc2 = 0x03
+	CFAAdvanceLoc4 = 0x04
+	CFAOffsetExt   = 0x05
+	CFARestoreExt  = 0x06
+	CFAUndefined   = 0x07
+	CFASameValue   = 0x08
+	CFARegister    = 0x09
+	CFARemember    = 0x0a
+	CFARestoreSt   = 0x0b
+	CFADefCFA      = 0x0c
+	CFADefCFAReg   = 0x0d
+	CFADefCFAOff   = 0x0e
+	CFADefCFAExpr  = 0x0f
+	CFAExpression  = 0x10
+	CFAOffsetExtSF = 0x11
+	CFADefCFASF    = 0x12
+	CFADefCFAOffSF = 0x13
+	CFAValOffset   = 0x14
+	CFAValOffsetSF = 0x15
+	CFAValExpr     = 0x16
+	CFAWindowSave  = 0x2d // GNU (SPARC), AArch64 negate_ra_state
+	CFAArgsSize    = 0x2e // GNU
+	CFANegOffExt   = 0x2f // GNU
 )
 
 // instructions checks the call frame instructions that fill the rest of
@@ -351,47 +352,47 @@ func (s *cfiSection) instructions(c *cursor.Cursor, e *cie, depth int) (int, err
 		at := c.Offset()
 		op := c.U8()
 		switch op & 0xc0 {
-		case cfaAdvanceLoc, cfaRestore:
+		case CFAAdvanceLoc, CFARestore:
 			continue
-		case cfaOffset:
+		case CFAOffset:
 			c.ULEB128()
 			continue
 		}
 		switch op {
-		case cfaNop, cfaRemember, cfaWindowSave:
-			if op == cfaRemember {
+		case CFANop, CFARemember, CFAWindowSave:
+			if op == CFARemember {
 				depth++
 			}
-		case cfaRestoreSt:
+		case CFARestoreSt:
 			if depth == 0 {
 				return depth, cursor.Errorf(s.name, at, cursor.ErrCorrupt, "DW_CFA_restore_state without a remembered state")
 			}
 			depth--
-		case cfaSetLoc:
+		case CFASetLoc:
 			if s.eh {
 				s.pointer(c, e.fdeEnc, "DW_CFA_set_loc")
 			} else {
 				c.Skip(e.addrSize)
 			}
-		case cfaAdvanceLoc1:
+		case CFAAdvanceLoc1:
 			c.Skip(1)
-		case cfaAdvanceLoc2:
+		case CFAAdvanceLoc2:
 			c.Skip(2)
-		case cfaAdvanceLoc4:
+		case CFAAdvanceLoc4:
 			c.Skip(4)
-		case cfaOffsetExt, cfaRegister, cfaDefCFA, cfaValOffset, cfaNegOffExt:
+		case CFAOffsetExt, CFARegister, CFADefCFA, CFAValOffset, CFANegOffExt:
 			c.ULEB128()
 			c.ULEB128()
-		case cfaOffsetExtSF, cfaDefCFASF, cfaValOffsetSF:
+		case CFAOffsetExtSF, CFADefCFASF, CFAValOffsetSF:
 			c.ULEB128()
 			c.SLEB128()
-		case cfaRestoreExt, cfaUndefined, cfaSameValue, cfaDefCFAReg, cfaDefCFAOff, cfaArgsSize:
+		case CFARestoreExt, CFAUndefined, CFASameValue, CFADefCFAReg, CFADefCFAOff, CFAArgsSize:
 			c.ULEB128()
-		case cfaDefCFAOffSF:
+		case CFADefCFAOffSF:
 			c.SLEB128()
-		case cfaDefCFAExpr:
+		case CFADefCFAExpr:
 			s.block(c, at)
-		case cfaExpression, cfaValExpr:
+		case CFAExpression, CFAValExpr:
 			c.ULEB128()
 			s.block(c, at)
 		default:
