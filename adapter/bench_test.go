@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-delve/delve/service"
 	"github.com/go-delve/delve/service/api"
 )
 
@@ -198,5 +199,41 @@ func BenchmarkArgs(b *testing.B) {
 	})
 	b.Run("hot", func(b *testing.B) {
 		compare(b, read(s.plain.ListFunctionArgs, up), read(s.client.ListFunctionArgs, up))
+	})
+}
+
+// BenchmarkFullStack is "bt -full" of three frames — a stack trace with
+// every frame's arguments and locals — at a stop in moved code through
+// the client (vars' cold line, in inspect.cold), against plain Delve's
+// same request at a stop in hot code of the same function (inspect's
+// entry, in another session of the same program). "first" drops what
+// the client learned at the stop before each call.
+func BenchmarkFullStack(b *testing.B) {
+	moved := startDelve(b, "vars", "cold")
+	file, line := coldLine(b, "vars/vars.c", "inspect")
+	if _, err := moved.client.CreateBreakpoint(&api.Breakpoint{File: file, Line: line}); err != nil {
+		b.Fatal(err)
+	}
+	hot := startDelve(b, "vars", "cold")
+	if _, err := hot.plain.CreateBreakpoint(&api.Breakpoint{FunctionName: "C.inspect"}); err != nil {
+		b.Fatal(err)
+	}
+	for _, s := range []*session{moved, hot} {
+		if st := <-s.client.Continue(); st.Err != nil || st.Exited {
+			b.Fatalf("continue: %+v", st)
+		}
+	}
+	full := func(c service.Client) func() {
+		return func() {
+			frames, err := c.Stacktrace(-1, 3, 0, 0, &loadCfg)
+			if err != nil || len(frames) < 2 {
+				b.Fatalf("stack: %d frames, %v", len(frames), err)
+			}
+		}
+	}
+	b.Run("cached", func(b *testing.B) { compare(b, full(hot.plain), full(moved.client)) })
+	b.Run("first", func(b *testing.B) {
+		f := full(moved.client)
+		compare(b, full(hot.plain), func() { moved.client.forget(); f() })
 	})
 }
