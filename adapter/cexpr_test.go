@@ -32,6 +32,8 @@ var movedExprs = map[string][]string{
 		"&shortfall", "&idx", "nosuch_global", "(struct nosuch *)it",
 		"it + 1", "1 + it", "it - 1", "(it + 2)->name", "*(stock + 3)", "stock + idx", "&stock[3] - it", "it - stock",
 		"it->name + 1", "(void *)it + 4", "(char *)it - (char *)stock", "(it + 1)->qty * 2", "it + 1 == &stock[2]",
+		"sizeof(stock)", "sizeof stock", "sizeof(struct item)", "sizeof it->qty", "sizeof(stock) / sizeof(stock[0])",
+		"sizeof(int) * 2", "sizeof(unsigned char)", "sizeof *it", "sizeof(long double)",
 	},
 	"value": {
 		"calls", "idx", "it", "*it", "it->qty", "it->price", "it->qty * it->price", "stock[idx]", "stock[calls - 1]",

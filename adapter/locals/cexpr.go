@@ -16,6 +16,7 @@ import (
 //     type keywords, a typedef) with any number of '*', becomes a call of
 //     a placeholder function naming the cast, applied to x, the unary
 //     expression the cast binds to (C11 section 6.5.4);
+//   - sizeof(T) and sizeof x become calls of a placeholder function;
 //   - ~x becomes Go's ^x;
 //   - an identifier that is a Go keyword (type, map, range) is prefixed
 //     with keywordPrefix.
@@ -26,6 +27,11 @@ import (
 // castPrefix begins the placeholder functions casts become; the rest is
 // the cast's index.
 const castPrefix = "__splitdbg_cast_"
+
+// sizeofPrefix names the placeholder function sizeof becomes: with the
+// index of the type among the casts for sizeof(type), with the operand
+// for sizeof expression.
+const sizeofPrefix = "__splitdbg_sizeof_"
 
 // keywordPrefix begins the identifiers C names that are Go keywords
 // become; Go's parser would refuse them.
@@ -100,6 +106,25 @@ func (w *cWriter) emit(i, end int) (string, error) {
 			i = opEnd
 			continue
 		}
+		if t := w.toks[i]; t.tok == token.IDENT && t.lit == "sizeof" {
+			if c, after, ok := w.typeName(i + 1); ok {
+				fmt.Fprintf(&b, "%s%d() ", sizeofPrefix, len(w.casts)) // sizeof(type)
+				w.casts = append(w.casts, c)
+				i = after
+				continue
+			}
+			opEnd, err := w.unaryEnd(i+1, end, 0)
+			if err != nil {
+				return "", err
+			}
+			operand, err := w.emit(i+1, opEnd)
+			if err != nil {
+				return "", err
+			}
+			fmt.Fprintf(&b, "%s(%s) ", sizeofPrefix, operand) // sizeof expression
+			i = opEnd
+			continue
+		}
 		if w.arrow(i) {
 			b.WriteString(". ")
 			i += 2
@@ -135,6 +160,16 @@ var cTypeWords = map[string]bool{"void": true, "char": true, "short": true, "int
 // followed by the start of an operand, and returns its type and the
 // index after ")".
 func (w *cWriter) castAt(i int) (cast, int, bool) {
+	c, after, ok := w.typeName(i)
+	if !ok || after >= len(w.toks) || !operandStart[w.toks[after].tok] {
+		return cast{}, 0, false
+	}
+	return c, after, true
+}
+
+// typeName reports whether toks[i:] starts with "(" type-name ")", and
+// returns the type and the index after ")".
+func (w *cWriter) typeName(i int) (cast, int, bool) {
 	t := w.toks
 	if i >= len(t) || t[i].tok != token.LPAREN {
 		return cast{}, 0, false
@@ -177,7 +212,7 @@ func (w *cWriter) castAt(i int) (cast, int, bool) {
 	for ; j < len(t) && t[j].tok == token.MUL; j++ {
 		c.ptrs++
 	}
-	if j >= len(t) || t[j].tok != token.RPAREN || j+1 >= len(t) || !operandStart[t[j+1].tok] {
+	if j >= len(t) || t[j].tok != token.RPAREN {
 		return cast{}, 0, false
 	}
 	return c, j + 1, true

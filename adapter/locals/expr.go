@@ -26,11 +26,11 @@ var ErrNotLocal = errors.New("not an expression on a variable of the program")
 // Eval evaluates expr in fr: a variable — a local of the frame, a static
 // of its function, a static of its compilation unit, a global of any —
 // followed by any of .field, ->field, [index] and *, with parentheses,
-// &, and casts to the program's types; or arithmetic, comparisons and
-// logic on such values of scalar types and constants. Delve's expression
-// language is Go's, with p.field for C's p->field; both are accepted
-// here, and C's casts (cSyntax). An expression that names no variable
-// fails with ErrNotLocal.
+// &, casts to the program's types and sizeof; or arithmetic (on pointers
+// as C's), comparisons and logic on such values of scalar types and
+// constants. Delve's expression language is Go's, with p.field for C's
+// p->field; both are accepted here, and C's casts and sizeof (cSyntax).
+// An expression that names no variable fails with ErrNotLocal.
 func (r *Reader) Eval(fr *Frame, expr string, cfg api.LoadConfig) (*api.Variable, error) {
 	goExpr, casts, err := cSyntax(expr, r.isTypedef)
 	if err != nil {
@@ -335,6 +335,9 @@ func (ev *evaluator) eval(x ast.Expr) (godwarf.Type, place, error) {
 		if id, ok := x.Fun.(*ast.Ident); ok && strings.HasPrefix(id.Name, castPrefix) && len(x.Args) == 1 {
 			return ev.cast(id.Name, x.Args[0])
 		}
+		if id, ok := x.Fun.(*ast.Ident); ok && strings.HasPrefix(id.Name, sizeofPrefix) {
+			return ev.sizeof(id.Name, x.Args)
+		}
 	}
 	return nil, place{}, fmt.Errorf("%w: %s", ErrNotLocal, exprString(x))
 }
@@ -552,4 +555,33 @@ func (ev *evaluator) integer(x ast.Expr) (int64, error) {
 		return 0, fmt.Errorf("%s is not an integer", c)
 	}
 	return i, nil
+}
+
+// sizeof evaluates the placeholder call cSyntax made of sizeof: the size
+// of a type (fn names it among the casts) or of the type of an operand
+// (args), an unsigned long (C11 section 6.5.3.4).
+func (ev *evaluator) sizeof(fn string, args []ast.Expr) (godwarf.Type, place, error) {
+	var typ godwarf.Type
+	switch n, err := strconv.Atoi(strings.TrimPrefix(fn, sizeofPrefix)); {
+	case len(args) == 1 && fn == sizeofPrefix:
+		if typ, _, err = ev.eval(args[0]); err != nil {
+			return nil, place{}, err
+		}
+	case err == nil && n >= 0 && n < len(ev.casts) && len(args) == 0:
+		if typ, err = ev.castType(ev.casts[n]); err != nil {
+			return nil, place{}, err
+		}
+	default:
+		return nil, place{}, fmt.Errorf("%w: %s", ErrNotLocal, fn)
+	}
+	size := typeSize(typ)
+	if a, ok := godwarf.ResolveTypedef(typ).(*godwarf.ArrayType); ok {
+		size = a.Count * arrayStride(a) // GCC gives arrays no DW_AT_byte_size
+	}
+	if size < 0 {
+		return nil, place{}, fmt.Errorf("the size of %s is unknown", typ)
+	}
+	ulong := builtinType("long unsigned")
+	buf, err := encode(ulong, constant.MakeInt64(size))
+	return ulong, place{addr: fakeAddress, buf: buf}, err
 }

@@ -209,6 +209,8 @@ func builtinType(key string) godwarf.Type {
 		return &godwarf.UintType{BasicType: b(name, map[string]int64{"short unsigned": 2, "unsigned": 4, "long unsigned": 8, "long long unsigned": 8}[key])}
 	case "float", "double":
 		return &godwarf.FloatType{BasicType: b(key, map[string]int64{"float": 4, "double": 8}[key])}
+	case "double long": // x87 extended precision, in 16 bytes
+		return &godwarf.FloatType{BasicType: b("long double", 16)}
 	case "_Bool":
 		return &godwarf.BoolType{BasicType: b(key, 1)}
 	}
