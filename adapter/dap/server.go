@@ -56,8 +56,6 @@ const (
 type Options struct {
 	// Logf, when set, receives a line per request and per failure.
 	Logf func(format string, args ...any)
-	// DebugInfoDirectories are where Delve looks for separate debug files.
-	DebugInfoDirectories []string
 }
 
 // Server serves one DAP client over one connection: one debug session,

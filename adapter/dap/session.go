@@ -198,7 +198,7 @@ func (s *Server) onLaunch(r *dap.LaunchRequest) {
 		s.fail(&r.Request, errFailedToLaunch, "Failed to launch", fmt.Errorf("unsupported mode %q: splitdbg launches in mode \"exec\" (a built program) or \"debug\" (a Go main package)", a.Mode))
 		return
 	}
-	cfg := session.Config{Program: program, Args: a.Args, Dir: a.Cwd, DebugInfoDirectories: s.opts.DebugInfoDirectories}
+	cfg := session.Config{Program: program, Args: a.Args, Dir: a.Cwd}
 	for k, v := range a.Env {
 		if v != nil {
 			cfg.Env = append(cfg.Env, k+"="+*v)
@@ -247,7 +247,7 @@ func (s *Server) onAttach(r *dap.AttachRequest) {
 		s.fail(&r.Request, errFailedToAttach, "Failed to attach", errors.New("the processId attribute is missing in debug configuration"))
 		return
 	}
-	sess, err := session.Start(session.Config{Pid: a.ProcessID, Program: a.Program, DebugInfoDirectories: s.opts.DebugInfoDirectories})
+	sess, err := session.Start(session.Config{Pid: a.ProcessID, Program: a.Program})
 	if err != nil {
 		s.fail(&r.Request, errFailedToAttach, "Failed to attach", err)
 		return

@@ -47,13 +47,13 @@ anyone who can connect can run code as you.`,
 		logDest := fs.String("log-dest", "", "where the log goes: a file name or a file descriptor number (default: standard error)")
 		fs.Bool("check-go-version", true, "accepted for Delve compatibility")
 		fs.Bool("only-same-user", true, "accepted for Delve compatibility")
-		var dirs multiFlag
-		fs.Var(&dirs, "debug-info-directories", "directory where separate debug files are found (repeatable)")
+		fs.Var(&debugDirs{}, "debug-file-directory",
+			"look for separate debug files of the program and its libraries under `DIR` (repeatable; replaces the default /usr/lib/debug)")
 		return func(c *cli, args []string) error {
 			if len(args) != 0 {
 				return usagef("unexpected arguments %q: the program comes in the client's launch request", args)
 			}
-			opts := dap.Options{DebugInfoDirectories: dirs}
+			var opts dap.Options
 			if *logOn {
 				w, err := logWriter(*logDest, c.stderr)
 				if err != nil {
@@ -103,9 +103,3 @@ func logWriter(dest string, def io.Writer) (io.Writer, error) {
 	}
 	return os.OpenFile(dest, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 }
-
-// multiFlag is a repeatable string flag.
-type multiFlag []string
-
-func (m *multiFlag) String() string     { return fmt.Sprint([]string(*m)) }
-func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }

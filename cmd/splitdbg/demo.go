@@ -111,7 +111,7 @@ func runDemo(c *cli, lt *linetable.Table) error {
 		if err != nil {
 			return err
 		}
-		if err := writeBreakpoint(w, &b, false); err != nil {
+		if err := b.Write(w, false); err != nil {
 			return err
 		}
 	}
