@@ -22,7 +22,7 @@ import (
 // total, i and to in rbp, rbx and r12 at -O2; main: got and cold) and
 // compares the arguments and locals of every caller frame, up to main,
 // value by value with gdb 13's "frame N" + "info args" + "info locals" at
-// the same stops. At a callee's entry no callee-saved register has been
+// the same stops, and its callee-saved registers and PC with gdb's. At a callee's entry no callee-saved register has been
 // saved yet: Delve's unwinder has no value for them in the caller
 // ("register not available", or 0).
 func TestCallerVariablesAsGDB(t *testing.T) {
@@ -81,6 +81,11 @@ func TestCallerVariablesAsGDB(t *testing.T) {
 						t.Fatalf("stop %d: frame %d locals: %v", stop+1, gf.n, err)
 					}
 					where := fmt.Sprintf("stop %d (%s), frame %d %s", stop+1, frames[0].Function.Name(), gf.n, gf.name)
+					regs, err := c.ListScopeRegisters(scope, false)
+					if err != nil {
+						t.Fatalf("%s: registers: %v", where, err)
+					}
+					compared += compareRegisters(t, where, gf.regs, regs, g.bias, c.Resolver().ExecutableBias(), img)
 					vs := append(args, locs...)
 					gvars := slices.DeleteFunc(slices.Clone(gf.vars), func(v [2]string) bool {
 						return knownDifference(tc.bin, gf.name, v[0], seen) != ""
@@ -180,6 +185,12 @@ type gdbFrame struct {
 	n    int
 	name string
 	vars [][2]string // name, value as gdb prints it
+	regs []gdbReg    // the callee-saved registers and the PC
+}
+
+type gdbReg struct {
+	name string
+	v    uint64
 }
 
 // gdbCallerVariables runs bin under gdb with a breakpoint at each entry
@@ -207,6 +218,8 @@ while gdb.selected_inferior().pid != 0:
         print("@@FRAME %d %s" % (n, fr.name()))
         print(gdb.execute("info args", to_string=True))
         print(gdb.execute("info locals", to_string=True))
+        for r in ("rbx", "rbp", "r12", "r13", "r14", "r15", "rip"):
+            print("@@REG %s %x" % (r, int(fr.read_register(r)) & 0xffffffffffffffff))
         if fr.name() == "main":
             break
         n, fr = n + 1, fr.older()
@@ -229,6 +242,12 @@ while gdb.selected_inferior().pid != 0:
 			bias, _ = strconv.ParseUint(line[7:], 16, 64)
 		case line == "@@STOP":
 			stops = append(stops, gdbStop{bias: bias})
+		case strings.HasPrefix(line, "@@REG ") && len(stops) > 0 && len(stops[len(stops)-1].frames) > 0:
+			var name string
+			var v uint64
+			fmt.Sscanf(line, "@@REG %s %x", &name, &v)
+			fs := stops[len(stops)-1].frames
+			fs[len(fs)-1].regs = append(fs[len(fs)-1].regs, gdbReg{name, v})
 		case strings.HasPrefix(line, "@@FRAME ") && len(stops) > 0:
 			var f gdbFrame
 			fmt.Sscanf(line, "@@FRAME %d %s", &f.n, &f.name)
@@ -338,4 +357,36 @@ func TestCallerVariablesInStack(t *testing.T) {
 	if !maps.Equal(got, want) || got["total"] != "27" || got["i"] != "1" {
 		t.Errorf("frame 1 locals in the stack %v; ListLocalVariables %v; want total 27, i 1", got, want)
 	}
+}
+
+// compareRegisters compares the registers gdb unwound for a frame with
+// the Client's, values that are not addresses as they are, addresses in
+// the executable as link-time addresses; stack and library addresses
+// differ between two runs and are not compared.
+func compareRegisters(t *testing.T, where string, want []gdbReg, got api.Registers, gdbBias, ourBias uint64, img [2]uint64) int {
+	t.Helper()
+	n := 0
+	for _, w := range want {
+		i := slices.IndexFunc(got, func(r api.Register) bool { return strings.EqualFold(r.Name, w.name) })
+		if i < 0 {
+			t.Errorf("%s: no register %s; gdb %#x", where, w.name, w.v)
+			continue
+		}
+		v, err := strconv.ParseUint(strings.Fields(got[i].Value)[0], 0, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch gl := w.v - gdbBias; {
+		case gl >= img[0] && gl < img[1]:
+			if v-ourBias != gl {
+				t.Errorf("%s: %s = %#x (link address %#x); gdb %#x (%#x)", where, w.name, v, v-ourBias, w.v, gl)
+			}
+		case w.v >= 1<<32 && w.v-gdbBias >= 1<<32:
+			continue // a stack or library address
+		case v != w.v:
+			t.Errorf("%s: %s = %#x; gdb %#x", where, w.name, v, w.v)
+		}
+		n++
+	}
+	return n
 }

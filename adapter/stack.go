@@ -373,10 +373,17 @@ func (c *Client) unwindRegisters(gid int64) []regSet {
 	}
 	u := unwinder{res: c.res, mem: &memory{read: c.readMemory, static: c.readOnly}}
 	u.mem.prefetch(regs.v[regRSP])
+	cFrame := func(i int) bool {
+		f, ok := c.frame(frames[i].PC, i > 0)
+		return ok && strings.HasPrefix(f.Function, "C.")
+	}
+	if !cFrame(0) {
+		return nil
+	}
 	chain := []regSet{regs}
 	for i := 1; i < len(frames); i++ {
-		if f, ok := c.frame(frames[i-1].PC, i > 1); !ok || !strings.HasPrefix(f.Function, "C.") {
-			break // Go code: Delve unwinds it
+		if !cFrame(i) {
+			break // Go code: Delve unwinds it and reads its variables
 		}
 		next, _, err := u.step(&chain[i-1], i == 1, 0)
 		if err != nil || next.pc() != frames[i].PC {
