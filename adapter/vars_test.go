@@ -438,6 +438,9 @@ func TestMovedFrameEval(t *testing.T) {
 		"local.y":       "-4",
 		"pt.tag":        "200",
 		"(*(pt)).label": "origin",
+		// A typedef in a cast.
+		"((point_t *)pt)->x":           "3",
+		"(*(const point_t *)pt).label": "origin",
 		// Arithmetic on locals, as C would compute it.
 		"n*2 + 1":          "247",
 		"local.x + arr[3]": "129", // what note prints

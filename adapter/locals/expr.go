@@ -32,7 +32,7 @@ var ErrNotLocal = errors.New("not an expression on a variable of the program")
 // p->field; both are accepted here, and C's casts and sizeof (cSyntax).
 // An expression that names no variable fails with ErrNotLocal.
 func (r *Reader) Eval(fr *Frame, expr string, cfg api.LoadConfig) (*api.Variable, error) {
-	goExpr, casts, err := cSyntax(expr, r.isTypedef)
+	goExpr, casts, err := cSyntax(expr, func(name string) bool { return r.isTypedef(name) && !r.isLocal(fr, name) })
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNotLocal, err)
 	}
@@ -64,6 +64,19 @@ func (r *Reader) Eval(fr *Frame, expr string, cfg api.LoadConfig) (*api.Variable
 // pointerTo is a pointer to a value of type typ at addr.
 func pointerTo(typ godwarf.Type, addr uint64) (godwarf.Type, place, error) {
 	return &godwarf.PtrType{CommonType: godwarf.CommonType{ByteSize: 8}, Type: typ}, place{addr: fakeAddress, buf: binary.LittleEndian.AppendUint64(nil, addr)}, nil
+}
+
+// isLocal reports whether name is a variable visible in fr, which hides
+// a typedef of that name (C11 section 6.2.1): "(name) - 1" is then a
+// subtraction, not a cast.
+func (r *Reader) isLocal(fr *Frame, name string) bool {
+	entries, _ := r.visible(fr)
+	for _, e := range entries {
+		if n, _ := e.Val(dwarf.AttrName).(string); n == name {
+			return true
+		}
+	}
+	return false
 }
 
 func isBinary(x ast.Expr) bool {
