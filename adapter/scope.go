@@ -139,12 +139,3 @@ func (c *Client) EvalVariable(scope api.EvalScope, symbol string, cfg api.LoadCo
 	}
 	return c.delve.EvalVariable(ds, symbol, cfg)
 }
-
-// CreateWatchpoint implements service.Client.
-func (c *Client) CreateWatchpoint(scope api.EvalScope, expr string, wtype api.WatchType) (*api.Breakpoint, error) {
-	ds, err := c.delveScope(scope)
-	if err != nil {
-		return nil, err
-	}
-	return c.delve.CreateWatchpoint(ds, expr, wtype)
-}

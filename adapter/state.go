@@ -145,17 +145,6 @@ func (c *Client) SetExecutionPoint(addr uint64) (*api.DebuggerState, error) {
 	return c.step(func() (*api.DebuggerState, error) { return c.delve.SetExecutionPoint(addr) })
 }
 
-// SetVariable implements service.Client; it may change registers, so
-// cached stacks are dropped.
-func (c *Client) SetVariable(scope api.EvalScope, symbol, value string) error {
-	ds, err := c.delveScope(scope)
-	if err != nil {
-		return err
-	}
-	c.moved()
-	return c.delve.SetVariable(ds, symbol, value)
-}
-
 // ListThreads implements service.Client.
 func (c *Client) ListThreads() ([]*api.Thread, error) {
 	ths, err := c.delve.ListThreads()
