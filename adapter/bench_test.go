@@ -159,6 +159,7 @@ func (c *Client) forget() {
 	c.mu.Lock()
 	c.gen++
 	c.stacks = nil
+	c.chains = nil
 	c.frames = nil
 	c.mu.Unlock()
 }
@@ -166,10 +167,11 @@ func (c *Client) forget() {
 // BenchmarkArgs reads the arguments of a frame at vars' cold stop. "moved"
 // is frame 0, in moved code, through the client (plain Delve cannot);
 // its reference is plain Delve's reading of frame 1 (main, two locals
-// and two arguments) at the same stop. "hot" is frame 1 through the
-// client against plain Delve: the pass-through. The client reads a
-// frame's registers and memory once per stop: "first" drops them before
-// each call, the cost of the first args at a stop.
+// and two arguments) at the same stop. "caller" is frame 1 through the
+// client, which unwinds its registers through CFI and reads it itself,
+// against plain Delve. The client reads a frame's registers and memory
+// once per stop: "first" drops them before each call, the cost of the
+// first args at a stop.
 func BenchmarkArgs(b *testing.B) {
 	s := startDelve(b, "vars", "cold")
 	file, line := coldLine(b, "vars/vars.c", "inspect")
@@ -197,8 +199,12 @@ func BenchmarkArgs(b *testing.B) {
 	b.Run("moved-locals", func(b *testing.B) {
 		compare(b, read(s.plain.ListLocalVariables, up), read(s.client.ListLocalVariables, curScope))
 	})
-	b.Run("hot", func(b *testing.B) {
+	b.Run("caller", func(b *testing.B) {
 		compare(b, read(s.plain.ListFunctionArgs, up), read(s.client.ListFunctionArgs, up))
+	})
+	b.Run("caller-first", func(b *testing.B) {
+		args := read(s.client.ListFunctionArgs, up)
+		compare(b, read(s.plain.ListFunctionArgs, up), func() { s.client.forget(); args() })
 	})
 }
 

@@ -330,11 +330,17 @@ func (c *Client) stopState() (*api.DebuggerState, error) {
 // itself, from the thread's registers through each inner frame's CFI.
 
 // regChain holds the registers of the frames of one goroutine's stack at
-// a stop, as splitdbg unwound them: regs[i] are frame i's, for the frames
-// from 0 up to the first that is not C code with .eh_frame CFI.
+// a stop, as splitdbg unwound them: regs[i] are frame i's, from frame 0
+// up to the frame asked for, unwound as far as asked; done when the
+// unwind can go no further (a frame that is not C code with .eh_frame
+// CFI, or one the unwind does not find).
 type regChain struct {
-	once sync.Once
-	regs []regSet
+	mu      sync.Mutex
+	started bool
+	done    bool
+	frames  []api.Stackframe
+	u       unwinder
+	regs    []regSet
 }
 
 // unwoundRegisters returns the registers of frame i of goroutine gid's
@@ -352,44 +358,56 @@ func (c *Client) unwoundRegisters(gid int64, i int) (regSet, bool) {
 		c.chains[gid] = ch
 	}
 	c.mu.Unlock()
-	ch.once.Do(func() { ch.regs = c.unwindRegisters(gid) })
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	if !ch.started {
+		ch.started = true
+		c.startChain(ch, gid)
+	}
+	for !ch.done && len(ch.regs) <= i {
+		c.extendChain(ch)
+	}
 	if i < 0 || i >= len(ch.regs) {
 		return regSet{}, false
 	}
 	return ch.regs[i], true
 }
 
-// unwindRegisters unwinds goroutine gid's stack from its thread's
-// registers while the frames are C code with CFI and the unwind finds
-// the stack's PCs.
-func (c *Client) unwindRegisters(gid int64) []regSet {
+// startChain begins the unwind of goroutine gid's stack at its thread's
+// registers, when frame 0 is C code.
+func (c *Client) startChain(ch *regChain, gid int64) {
+	ch.done = true
 	frames, err := c.Stacktrace(gid, maxOwnFrames, 0, 0, nil)
-	if err != nil || len(frames) == 0 {
-		return nil
+	if err != nil || len(frames) == 0 || !c.cFrame(frames, 0) {
+		return
 	}
 	regs, err := c.topRegisters(gid)
 	if err != nil || regs.pc() != frames[0].PC {
-		return nil
+		return
 	}
-	u := unwinder{res: c.res, mem: &memory{read: c.readMemory, static: c.readOnly}}
-	u.mem.prefetch(regs.v[regRSP])
-	cFrame := func(i int) bool {
-		f, ok := c.frame(frames[i].PC, i > 0)
-		return ok && strings.HasPrefix(f.Function, "C.")
+	ch.frames, ch.regs, ch.done = frames, []regSet{regs}, false
+	ch.u = unwinder{res: c.res, mem: &memory{read: c.readMemory, static: c.readOnly}}
+	ch.u.mem.prefetch(regs.v[regRSP])
+}
+
+// extendChain unwinds one frame more, if it is C code and the unwind
+// finds its PC.
+func (c *Client) extendChain(ch *regChain) {
+	i := len(ch.regs)
+	if i >= len(ch.frames) || !c.cFrame(ch.frames, i) {
+		ch.done = true // Go code: Delve unwinds it and reads its variables
+		return
 	}
-	if !cFrame(0) {
-		return nil
+	next, _, err := ch.u.step(&ch.regs[i-1], i == 1, 0)
+	if err != nil || next.pc() != ch.frames[i].PC {
+		ch.done = true
+		return
 	}
-	chain := []regSet{regs}
-	for i := 1; i < len(frames); i++ {
-		if !cFrame(i) {
-			break // Go code: Delve unwinds it and reads its variables
-		}
-		next, _, err := u.step(&chain[i-1], i == 1, 0)
-		if err != nil || next.pc() != frames[i].PC {
-			break
-		}
-		chain = append(chain, next)
-	}
-	return chain
+	ch.regs = append(ch.regs, next)
+}
+
+// cFrame reports whether frame i of frames runs C code.
+func (c *Client) cFrame(frames []api.Stackframe, i int) bool {
+	f, ok := c.frame(frames[i].PC, i > 0)
+	return ok && strings.HasPrefix(f.Function, "C.")
 }
