@@ -390,3 +390,45 @@ func compareRegisters(t *testing.T, where string, want []gdbReg, got api.Registe
 	}
 	return n
 }
+
+// TestTerminalCallerLocals runs "frame 1 locals" and "frame 1 args" in
+// Delve's terminal over the Client (splitdbg debug) at the second stop at
+// value's first instruction, and compares each variable it prints with
+// gdb's at the same stop: audit's total, i and to live in rbp, rbx and
+// r12 there.
+func TestTerminalCallerLocals(t *testing.T) {
+	gdb := testbin.Tool(t, "gdb")
+	for _, bin := range []string{"gcc-inv", "clang22-inv"} {
+		t.Run(bin, func(t *testing.T) {
+			s := startDelve(t, bin, "cold")
+			e := entrySymbols(t, s.bin, []string{"value"})
+			want := gdbCallerVariables(t, gdb, s.bin, e, []string{"cold"})
+			if len(want) < 2 || len(want[1].frames) == 0 || want[1].frames[0].name != "audit" {
+				t.Fatalf("gdb's second stop is not in a callee of audit: %+v", want)
+			}
+			at := fmt.Sprintf("*%#x", e[0].Value+s.client.Resolver().ExecutableBias())
+			out := runTerminal(t, s.client, "break "+at, "continue", "continue", "frame 1 args", "frame 1 locals")
+			printed := map[string]string{}
+			for _, o := range out[3:] {
+				for line := range strings.Lines(o) {
+					if name, val, ok := strings.Cut(strings.TrimSpace(line), " = "); ok {
+						printed[name] = val
+					}
+				}
+			}
+			n := 0
+			for _, v := range want[1].frames[0].vars {
+				if knownDifference(bin, "audit", v[0], map[int]bool{}) != "" || v[1] == "<optimized out>" {
+					continue
+				}
+				n++
+				if printed[v[0]] != v[1] {
+					t.Errorf("frame 1: %s = %q; gdb %s\n%s%s", v[0], printed[v[0]], v[1], out[3], out[4])
+				}
+			}
+			if n < 3 {
+				t.Errorf("only %d of audit's variables compared", n)
+			}
+		})
+	}
+}
