@@ -46,6 +46,17 @@ func (c *Client) fixThread(th *api.Thread) {
 		th.File, th.Line, th.Function = loc.File, loc.Line, loc.Function
 	}
 	c.fixBreakpoint(th.Breakpoint)
+	if bp := th.Breakpoint; bp != nil && bp.Line > 0 && slices.Contains(bp.Addrs, th.PC) {
+		// A stop at a breakpoint set on a line is reported on that line,
+		// as gdb reports it, not on another line whose row shares the
+		// address.
+		c.mu.Lock()
+		_, set := c.lines[bp.ID]
+		c.mu.Unlock()
+		if set {
+			th.File, th.Line = bp.File, bp.Line
+		}
+	}
 	// Delve reads return values through the goroutine (g), which a C
 	// program has none of: "return value read error: could not get g" is
 	// no value, so it is left out, as for a function that returns none.

@@ -105,3 +105,13 @@ func TestBreakSeveralFunctions(t *testing.T) {
 	out = delvetest.RunTerminal(t, "", c, "clear "+m[1], "break b.c:helper")
 	delvetest.Match(t, "break b.c:helper", out[1], `Breakpoint \d+ set at `+fmt.Sprintf("%#x", res.Locs[1].PC)+` for C\.helper\(\) \S*b\.c:\d+`)
 }
+
+// TestStopLineAsSet breaks on gcc-pgo's pgo.c:22, whose addresses in the
+// loop are shared with rows of line 23: the stop is reported on line 22,
+// the line the breakpoint was set on, as gdb reports it ("Breakpoint 1,
+// ... at pgo/pgo.c:22"), not on the line whose row shares the address.
+func TestStopLineAsSet(t *testing.T) {
+	s := startDelve(t, "gcc-pgo")
+	out := delvetest.RunTerminal(t, "", s.client, "break pgo.c:22", "continue")
+	delvetest.Match(t, "continue", out[1], `> \[Breakpoint 1\] C\.checksum\(\) pgo/pgo\.c:22 `)
+}
