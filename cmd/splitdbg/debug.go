@@ -21,10 +21,13 @@ Runs BIN (with ARGS) under Delve's debugger, in process, and opens Delve's
 own terminal at the familiar (dlv) prompt through splitdbg's client:
 "break file.c:LINE" on a line whose code was moved to a cold fragment gets
 an address there, and "continue", "bt", "frame N", "args", "locals",
-"print", "next", "step", "stepout", "list" and "disassemble" work in split
-functions (plain Delve 1.27 creates such a breakpoint with no address,
-shows ??? frames in moved code and reads no variables there).
-Commands may also come on standard input, one per line.
+"print" (globals, statics, ->, *p, &x and casts too), "set", "watch",
+"cond", "next", "step", "stepout", "list" and "disassemble" work in split
+functions, with callers' variables read through their saved registers
+(plain Delve 1.27 creates such a breakpoint with no address, shows ???
+frames in moved code and reads no variables there). "break FUNC" on a
+name several static functions share stops in each; "break FILE:FUNC"
+picks one. Commands may also come on standard input, one per line.
 
 Delve's configuration (~/.config/dlv/config.yml) applies. The kernel must
 let this process trace BIN (ptrace).`,
