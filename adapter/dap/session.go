@@ -445,12 +445,22 @@ func (s *Server) shutdown(terminate bool) error {
 		return nil
 	}
 	kill := terminate || !d.sess.Attached
-	if kill && d.run.isRunning() {
-		// The program goes anyway: end it at once rather than halting
-		// it first, which Delve may not answer while it loads libraries.
-		d.sess.Kill()
+	d.run.mu.Lock()
+	d.run.quiet = true
+	d.run.mu.Unlock()
+	if done := d.run.interrupt(d); done != nil {
+		select {
+		case <-done:
+		case <-time.After(3 * time.Second):
+			// Delve may not answer a halt while it answers another call
+			// (a library list for the halt's own state). A program that
+			// goes anyway is ended at once.
+			if kill {
+				d.sess.Kill()
+			}
+			<-done
+		}
 	}
-	d.run.stop(d)
 	err := d.sess.Stop(kill)
 	d.closeOutput()
 	d.readers.Wait()
