@@ -6,6 +6,8 @@ import (
 	"reflect"
 
 	"github.com/go-delve/delve/service/api"
+
+	"github.com/splitdbg/splitdbg/adapter/locals"
 )
 
 // Delve writes variables (SetVariable) and watches them (CreateWatchpoint)
@@ -42,7 +44,7 @@ func (c *Client) movedMemory(scope api.EvalScope, expr string) (hot api.EvalScop
 	default:
 		return scope, "", true, fmt.Errorf("adapter: %s is a %s: splitdbg writes and watches numbers in moved frames", expr, v.Type)
 	}
-	if v.Addr == 0 || v.Addr&^0xffffffffffff == fakeRegisterAddress {
+	if v.Addr == 0 || v.Addr == locals.FakeAddress || v.Flags&api.VariableFakeAddress != 0 {
 		return scope, "", true, fmt.Errorf("adapter: %s %w", expr, errInRegister)
 	}
 	spelled = fmt.Sprintf("*(*%q)(%#x)", "C."+v.Type, v.Addr)
@@ -61,10 +63,6 @@ func (c *Client) movedMemory(scope api.EvalScope, expr string) (hot api.EvalScop
 	}
 	return scope, "", true, fmt.Errorf("adapter: no caller of frame %d has a function Delve knows", scope.Frame)
 }
-
-// fakeRegisterAddress is the address package locals gives a variable held
-// in a register (its top 16 bits).
-const fakeRegisterAddress = 0xbeed000000000000
 
 // SetVariable implements service.Client; in a moved frame the variable's
 // memory is written through a caller's scope (see movedMemory).

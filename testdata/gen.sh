@@ -114,21 +114,13 @@ build_vars() {
 # splitting trained on the hot path) move to X.cold, for the debugger's
 # conditions, globals and stepping in moved code.
 build_inv() {
-	need gcc nm "$LLVM22/clang" "$LLVM22/llvm-profdata"
+	need gcc nm
 	gcc "${GCCFLAGS[@]}" -c inv/inv.c -o "$TMP/inv.o"
 	gcc "$TMP/inv.o" -o "$OUT/gcc-inv"
 	expect_syms "$OUT/gcc-inv" withdraw withdraw.cold value value.cold
 	run_both "$OUT/gcc-inv" >/dev/null
 	note gcc-inv "ok"
-	local d=$TMP/clang22-inv
-	mkdir -p "$d"
-	"$LLVM22/clang" -O2 -g -fdebug-prefix-map="$SRC"=. -fprofile-instr-generate -c inv/inv.c -o "$d/gen.o"
-	"$LLVM22/clang" -fprofile-instr-generate "$d/gen.o" -o "$d/gen"
-	LLVM_PROFILE_FILE=$d/inv.profraw "$d/gen" >/dev/null # training: hot path only
-	"$LLVM22/llvm-profdata" merge -o "$d/inv.profdata" "$d/inv.profraw"
-	"$LLVM22/clang" -O2 -g -fdebug-prefix-map="$SRC"=. -fprofile-instr-use="$d/inv.profdata" \
-		-fsplit-machine-functions -c inv/inv.c -o "$d/inv.o"
-	"$LLVM22/clang" "$d/inv.o" -o "$OUT/clang22-inv"
+	mfs_build 22 inv/inv.c "$OUT/clang22-inv"
 	expect_syms "$OUT/clang22-inv" withdraw withdraw.cold value value.cold
 	run_both "$OUT/clang22-inv" >/dev/null
 	note clang22-inv "ok"
@@ -215,22 +207,32 @@ build_clang22_bbsections() { clang_bbsections 22; }
 
 # Machine function splitting with an instrumentation profile of the hot path.
 clang_mfs() {
-	local v=$1 B
-	B=/usr/lib/llvm-$v/bin
-	need "$B/clang" "$B/llvm-profdata" nm
-	local name=clang$v-mfs d=$TMP/clang$v-mfs
+	local v=$1
+	local name=clang$v-mfs
 	shift
-	mkdir -p "$d"
-	"$B/clang" -O2 -g -fdebug-prefix-map="$SRC"=. -fprofile-instr-generate -c clang/split.c -o "$d/gen.o"
-	"$B/clang" -fprofile-instr-generate "$d/gen.o" -o "$d/gen"
-	LLVM_PROFILE_FILE=$d/split.profraw "$d/gen" >/dev/null # training: hot path only
-	"$B/llvm-profdata" merge -o "$d/split.profdata" "$d/split.profraw"
-	"$B/clang" -O2 -g -fdebug-prefix-map="$SRC"=. -fprofile-instr-use="$d/split.profdata" \
-		-fsplit-machine-functions -fbasic-block-address-map -c clang/split.c -o "$d/split.o"
-	"$B/clang" "$d/split.o" -o "$OUT/$name"
+	mfs_build "$v" clang/split.c "$OUT/$name" -fbasic-block-address-map
 	expect_syms "$OUT/$name" "$@"
 	run_both "$OUT/$name" >/dev/null
 	note "$name" "ok"
+}
+
+# mfs_build V SRC OUT [FLAGS...] - clang-V with machine function splitting
+# and an instrumentation profile of SRC's hot path (run with no argument).
+mfs_build() {
+	local v=$1 src=$2 out=$3 B
+	B=/usr/lib/llvm-$v/bin
+	need "$B/clang" "$B/llvm-profdata" nm
+	shift 3
+	local d
+	d=$TMP/mfs-$(basename "$out")
+	mkdir -p "$d"
+	"$B/clang" -O2 -g -fdebug-prefix-map="$SRC"=. -fprofile-instr-generate -c "$src" -o "$d/gen.o"
+	"$B/clang" -fprofile-instr-generate "$d/gen.o" -o "$d/gen"
+	LLVM_PROFILE_FILE=$d/train.profraw "$d/gen" >/dev/null # training: hot path only
+	"$B/llvm-profdata" merge -o "$d/train.profdata" "$d/train.profraw"
+	"$B/clang" -O2 -g -fdebug-prefix-map="$SRC"=. -fprofile-instr-use="$d/train.profdata" \
+		-fsplit-machine-functions "$@" -c "$src" -o "$d/split.o"
+	"$B/clang" "$d/split.o" -o "$out"
 }
 # clang-19 estimates a count of 1 (not 0) for never-run blocks in functions
 # that run often, so it only splits main and report (called once).

@@ -1,12 +1,8 @@
 package dap
 
 import (
-	"net"
 	"testing"
 
-	"github.com/go-delve/delve/service"
-	delvedap "github.com/go-delve/delve/service/dap"
-	"github.com/go-delve/delve/service/debugger"
 	"github.com/google/go-dap"
 
 	"github.com/splitdbg/splitdbg/internal/testbin"
@@ -24,16 +20,7 @@ func BenchmarkRequests(b *testing.B) {
 		addr func() string
 	}{
 		{"splitdbg", func() string { return serve(b) }},
-		{"dlv", func() string {
-			l, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				b.Skip(err)
-			}
-			srv := delvedap.NewServer(&service.Config{Listener: l, DisconnectChan: make(chan struct{}), Debugger: debugger.Config{Backend: "native"}})
-			b.Cleanup(srv.Stop)
-			srv.Run()
-			return l.Addr().String()
-		}},
+		{"dlv", func() string { return dlvDAP(b) }},
 	}
 	for _, srv := range servers {
 		c := dial(b, srv.addr())

@@ -50,15 +50,7 @@ func evaluate(t *testing.T, c *client, frame int, expr string) string {
 func TestSession(t *testing.T) {
 	bin := testbin.Path(t, "demo")
 	c := dial(t, serve(t))
-	call[*dap.InitializeResponse](c, "initialize", map[string]any{"adapterID": "go"})
-	r := c.response(c.send("launch", map[string]any{"mode": "exec", "program": bin, "args": []string{"cold"}, "stopOnEntry": true}))
-	if e, ok := r.(*dap.ErrorResponse); ok {
-		if strings.Contains(describe(e), "not permitted") {
-			t.Skipf("ptrace is not permitted here: %s", describe(e))
-		}
-		t.Fatalf("launch: %s", describe(e))
-	}
-	nextEvent[*dap.InitializedEvent](c)
+	start(t, c, "launch", map[string]any{"mode": "exec", "program": bin, "args": []string{"cold"}, "stopOnEntry": true})
 	fb := call[*dap.SetFunctionBreakpointsResponse](c, "setFunctionBreakpoints", map[string]any{"breakpoints": []map[string]any{
 		{"name": "sum"}, {"name": "C.scale"}, {"name": "no_such_function"}}})
 	if b := fb.Body.Breakpoints; len(b) != 3 || !b[0].Verified || !b[1].Verified || b[2].Verified || b[2].Message == "" {
@@ -252,15 +244,7 @@ func TestHotGoAsDelve(t *testing.T) {
 	}
 	ours := run(serve(t))
 
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Skip(err)
-	}
-	disconnected := make(chan struct{})
-	srv := delvedap.NewServer(&service.Config{Listener: l, DisconnectChan: disconnected, Debugger: debugger.Config{Backend: "native"}})
-	defer srv.Stop()
-	srv.Run()
-	delve := run(l.Addr().String())
+	delve := run(dlvDAP(t))
 	if diff := cmp.Diff(delve, ours); diff != "" {
 		t.Errorf("splitdbg dap differs from dlv dap at a stop in hot Go code (-dlv dap +splitdbg):\n%s", diff)
 	}
@@ -279,15 +263,7 @@ func TestAttach(t *testing.T) {
 	}
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
 	c := dial(t, serve(t))
-	call[*dap.InitializeResponse](c, "initialize", map[string]any{"adapterID": "go"})
-	r := c.response(c.send("attach", map[string]any{"mode": "local", "processId": cmd.Process.Pid}))
-	if e, ok := r.(*dap.ErrorResponse); ok {
-		if strings.Contains(describe(e), "not permitted") {
-			t.Skipf("ptrace is not permitted here: %s", describe(e))
-		}
-		t.Fatalf("attach: %s", describe(e))
-	}
-	nextEvent[*dap.InitializedEvent](c)
+	start(t, c, "attach", map[string]any{"mode": "local", "processId": cmd.Process.Pid})
 	call[*dap.ConfigurationDoneResponse](c, "configurationDone", nil)
 	call[*dap.PauseResponse](c, "pause", map[string]any{"threadId": cmd.Process.Pid})
 	ev := nextEvent[*dap.StoppedEvent](c)
@@ -336,12 +312,7 @@ func TestDebugMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := dial(t, serve(t))
-	call[*dap.InitializeResponse](c, "initialize", map[string]any{"adapterID": "go"})
-	r := c.response(c.send("launch", map[string]any{"mode": "debug", "program": dir}))
-	if e, ok := r.(*dap.ErrorResponse); ok {
-		t.Fatalf("launch: %s", describe(e))
-	}
-	nextEvent[*dap.InitializedEvent](c)
+	start(t, c, "launch", map[string]any{"mode": "debug", "program": dir})
 	call[*dap.SetBreakpointsResponse](c, "setBreakpoints", map[string]any{
 		"source": map[string]any{"path": filepath.Join(dir, "main.go")}, "breakpoints": []map[string]any{{"line": 7}}})
 	call[*dap.ConfigurationDoneResponse](c, "configurationDone", nil)
@@ -408,4 +379,39 @@ func TestConditionInMovedCode(t *testing.T) {
 			call[*dap.DisconnectResponse](c, "disconnect", map[string]any{})
 		})
 	}
+}
+
+// dlvDAP runs Delve's own DAP server ("dlv dap", the pinned module) in
+// this process for one session and returns its address.
+func dlvDAP(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Skip(err)
+	}
+	srv := delvedap.NewServer(&service.Config{Listener: l, DisconnectChan: make(chan struct{}), Debugger: debugger.Config{Backend: "native"}})
+	t.Cleanup(srv.Stop)
+	srv.Run()
+	return l.Addr().String()
+}
+
+// TestDlvDapInMovedCode pins what the README says "dlv dap" does where
+// splitdbg's server works (TestColdLine): on the demo's cold line the
+// breakpoint is not verified, and the threads of a C program are one
+// "Dummy" thread with no stack.
+func TestDlvDapInMovedCode(t *testing.T) {
+	bin := testbin.Path(t, "demo")
+	path, line := editorPath(t, bin, coldCases[0])
+	c := dial(t, dlvDAP(t))
+	launch(t, c, bin, "cold")
+	bps := call[*dap.SetBreakpointsResponse](c, "setBreakpoints", map[string]any{
+		"source": map[string]any{"path": path}, "breakpoints": []map[string]any{{"line": line}}})
+	if len(bps.Body.Breakpoints) != 1 || bps.Body.Breakpoints[0].Verified {
+		t.Errorf("dlv dap: setBreakpoints on the cold line %s:%d = %s; want one unverified breakpoint", path, line, describe(bps))
+	}
+	th := call[*dap.ThreadsResponse](c, "threads", nil)
+	if len(th.Body.Threads) != 1 || th.Body.Threads[0].Name != "Dummy" {
+		t.Errorf("dlv dap: threads of a C program = %s; want one Dummy thread", describe(th))
+	}
+	call[*dap.DisconnectResponse](c, "disconnect", map[string]any{"terminateDebuggee": true})
 }

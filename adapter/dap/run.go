@@ -21,8 +21,6 @@ type runState struct {
 	paused, quiet bool
 }
 
-func (r *runState) init() {}
-
 func (r *runState) isRunning() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -18,7 +18,6 @@ package dap
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -264,13 +263,4 @@ func (s *Server) logf(format string, args ...any) {
 	if s.opts.Logf != nil {
 		s.opts.Logf(format, args...)
 	}
-}
-
-// trimJSON is for log lines.
-func trimJSON(b []byte) string {
-	b = bytes.TrimSpace(b)
-	if len(b) > 200 {
-		return string(b[:200]) + "..."
-	}
-	return string(b)
 }

@@ -95,13 +95,21 @@ func sourcePath(tb testing.TB, bin, file string, line int) string {
 // its entry until configurationDone.
 func launch(tb testing.TB, c *client, bin string, args ...string) {
 	tb.Helper()
+	start(tb, c, "launch", map[string]any{"mode": "exec", "program": bin, "args": args})
+}
+
+// start initializes a session and sends command (launch or attach) with
+// args, as an editor does, skipping the test when the kernel forbids
+// tracing; it returns after the initialized event.
+func start(tb testing.TB, c *client, command string, args map[string]any) {
+	tb.Helper()
 	call[*dap.InitializeResponse](c, "initialize", map[string]any{"adapterID": "go", "linesStartAt1": true, "columnsStartAt1": true, "pathFormat": "path"})
-	r := c.response(c.send("launch", map[string]any{"mode": "exec", "program": bin, "args": args}))
+	r := c.response(c.send(command, args))
 	if e, ok := r.(*dap.ErrorResponse); ok {
 		if strings.Contains(describe(e), "not permitted") {
 			tb.Skipf("ptrace is not permitted here: %s", describe(e))
 		}
-		tb.Fatalf("launch: %s", describe(e))
+		tb.Fatalf("%s: %s", command, describe(e))
 	}
 	nextEvent[*dap.InitializedEvent](c)
 }
@@ -302,14 +310,7 @@ func TestClientLeaves(t *testing.T) {
 		others := pidsOf(sleep)
 		addr := serveDone(t)
 		c := dial(t, addr.addr)
-		call[*dap.InitializeResponse](c, "initialize", map[string]any{"adapterID": "go"})
-		r := c.response(c.send("launch", map[string]any{"mode": "exec", "program": sleep, "args": []string{"60"}, "stopOnEntry": stopOnEntry}))
-		if e, ok := r.(*dap.ErrorResponse); ok {
-			if strings.Contains(describe(e), "not permitted") {
-				t.Skipf("ptrace is not permitted here: %s", describe(e))
-			}
-			t.Fatalf("launch: %s", describe(e))
-		}
+		start(t, c, "launch", map[string]any{"mode": "exec", "program": sleep, "args": []string{"60"}, "stopOnEntry": stopOnEntry})
 		pids := slices.DeleteFunc(pidsOf(sleep), func(p int) bool { return slices.Contains(others, p) })
 		if len(pids) == 0 {
 			t.Fatalf("no process runs %s after launch", sleep)

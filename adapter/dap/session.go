@@ -165,14 +165,25 @@ func (s *Server) onInitialize(r *dap.InitializeRequest) {
 	s.send(resp)
 }
 
-func (s *Server) onLaunch(r *dap.LaunchRequest) {
-	if s.debuggee() != nil {
-		s.fail(&r.Request, errFailedToLaunch, "Failed to launch", errors.New("a program is already being debugged in this session"))
-		return
-	}
+// launchArgs reads the arguments of a launch or attach request, which
+// may come only once in a session; it answers the request with an error
+// (id, summary) when it cannot.
+func (s *Server) launchArgs(req *dap.Request, raw json.RawMessage, id int, summary string) (launchArgs, bool) {
 	var a launchArgs
-	if err := json.Unmarshal(r.Arguments, &a); err != nil {
-		s.fail(&r.Request, errFailedToLaunch, "Failed to launch", fmt.Errorf("launch arguments: %w", err))
+	if s.debuggee() != nil {
+		s.fail(req, id, summary, errors.New("a program is already being debugged in this session"))
+		return a, false
+	}
+	if err := json.Unmarshal(raw, &a); err != nil {
+		s.fail(req, id, summary, fmt.Errorf("%s arguments: %w", req.Command, err))
+		return a, false
+	}
+	return a, true
+}
+
+func (s *Server) onLaunch(r *dap.LaunchRequest) {
+	a, ok := s.launchArgs(&r.Request, r.Arguments, errFailedToLaunch, "Failed to launch")
+	if !ok {
 		return
 	}
 	if a.NoDebug {
@@ -230,13 +241,8 @@ func (s *Server) onLaunch(r *dap.LaunchRequest) {
 }
 
 func (s *Server) onAttach(r *dap.AttachRequest) {
-	if s.debuggee() != nil {
-		s.fail(&r.Request, errFailedToAttach, "Failed to attach", errors.New("a program is already being debugged in this session"))
-		return
-	}
-	var a launchArgs
-	if err := json.Unmarshal(r.Arguments, &a); err != nil {
-		s.fail(&r.Request, errFailedToAttach, "Failed to attach", fmt.Errorf("attach arguments: %w", err))
+	a, ok := s.launchArgs(&r.Request, r.Arguments, errFailedToAttach, "Failed to attach")
+	if !ok {
 		return
 	}
 	if a.Mode != "" && a.Mode != "local" {
@@ -262,7 +268,6 @@ func (s *Server) onAttach(r *dap.AttachRequest) {
 func (s *Server) started(d *debuggee, sess *session.Session, req *dap.Request) {
 	d.sess, d.c = sess, sess.Client
 	d.goProgram = d.c.Resolver().GoProgram()
-	d.run.init()
 	d.bps.init()
 	s.mu.Lock()
 	s.dbg = d
@@ -507,16 +512,13 @@ func exited(err error) bool {
 	if err == nil {
 		return false
 	}
-	var pe interface{ ProcessExited() bool }
-	if errors.As(err, &pe) {
+	if errors.Is(err, io.EOF) || errors.Is(err, os.ErrProcessDone) {
 		return true
 	}
-	return errors.Is(err, io.EOF) || errors.Is(err, os.ErrProcessDone) || isExitedText(err.Error())
-}
-
-func isExitedText(s string) bool {
+	// Delve's errors cross its JSON-RPC as text.
+	msg := strings.ToLower(err.Error())
 	for _, t := range []string{"has exited with status", "process exited", "no such process"} {
-		if strings.Contains(strings.ToLower(s), t) {
+		if strings.Contains(msg, t) {
 			return true
 		}
 	}

@@ -63,7 +63,7 @@ func (r *Reader) Eval(fr *Frame, expr string, cfg api.LoadConfig) (*api.Variable
 
 // pointerTo is a pointer to a value of type typ at addr.
 func pointerTo(typ godwarf.Type, addr uint64) (godwarf.Type, place, error) {
-	return &godwarf.PtrType{CommonType: godwarf.CommonType{ByteSize: 8}, Type: typ}, place{addr: fakeAddress, buf: binary.LittleEndian.AppendUint64(nil, addr)}, nil
+	return &godwarf.PtrType{CommonType: godwarf.CommonType{ByteSize: 8}, Type: typ}, place{addr: FakeAddress, buf: binary.LittleEndian.AppendUint64(nil, addr)}, nil
 }
 
 // isLocal reports whether name is a variable visible in fr, which hides
@@ -403,7 +403,7 @@ func (ev *evaluator) cast(fn string, operand ast.Expr) (godwarf.Type, place, err
 	if err != nil {
 		return nil, place{}, err
 	}
-	return typ, place{addr: fakeAddress, buf: buf}, nil
+	return typ, place{addr: FakeAddress, buf: buf}, nil
 }
 
 // castType returns the type c names, as the unit of the frame's function
@@ -505,7 +505,7 @@ func (ev *evaluator) pointerArith(x *ast.BinaryExpr) (typ godwarf.Type, p place,
 			}
 			long := builtinType("long")
 			buf, err := encode(long, constant.MakeInt64((int64(addr)-int64(addr2))/size))
-			return long, place{addr: fakeAddress, buf: buf}, true, err
+			return long, place{addr: FakeAddress, buf: buf}, true, err
 		}
 	}
 	n := x.Y // the integer
@@ -596,5 +596,5 @@ func (ev *evaluator) sizeof(fn string, args []ast.Expr) (godwarf.Type, place, er
 	}
 	ulong := builtinType("long unsigned")
 	buf, err := encode(ulong, constant.MakeInt64(size))
-	return ulong, place{addr: fakeAddress, buf: buf}, err
+	return ulong, place{addr: FakeAddress, buf: buf}, err
 }

@@ -192,7 +192,7 @@ func evaluate(fr *Frame, regs *op.DwarfRegisters, expr []byte, size int64) (p pl
 	if err != nil {
 		return place{}, 0, err
 	}
-	return place{addr: fakeAddress, buf: buf}, 0, nil
+	return place{addr: FakeAddress, buf: buf}, 0, nil
 }
 
 // Operations GuardExpr rewrites (DWARF 5, section 7.7.1).
@@ -263,10 +263,10 @@ func GuardExpr(expr []byte) (guarded []byte, ok bool) {
 	return out, true
 }
 
-// fakeAddress is the address of values that live in registers, as Delve
-// gives it (pkg/proc fakeAddressUnresolv) when it has no target to place
-// them in.
-const fakeAddress = 0xbeed000000000000
+// FakeAddress is the address of values that live in registers or are
+// computed, as Delve gives it (pkg/proc fakeAddressUnresolv) when it has
+// no target to place them in.
+const FakeAddress = 0xbeed000000000000
 
 // frameRegs returns fr's registers with the frame base of its
 // subprogram (DW_AT_frame_base) set.

@@ -120,7 +120,7 @@ func FuzzValues(f *testing.F) {
 		l := &loader{mem: read, cfg: api.LoadConfig{FollowPointers: true, MaxVariableRecurse: int(recurse % 4), MaxStringLen: int(strLen), MaxArrayValues: int(arrLen), MaxStructFields: -1}}
 		for _, typ := range types {
 			l.load("v", typ, place{addr: base}, 0)
-			l.load("r", typ, place{addr: fakeAddress, buf: mem}, 0)
+			l.load("r", typ, place{addr: FakeAddress, buf: mem}, 0)
 		}
 	})
 }
