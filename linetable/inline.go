@@ -156,7 +156,7 @@ func NewInlines(f *elfx.File) (*Inlines, error) {
 	var info []dieNames
 	scopeDIE := []int32{} // per scope, its info
 	var spans, units []span
-	r := d.Reader()
+	r, types := d.Reader(), d.Reader()
 	for {
 		cu, err := r.Next()
 		if err != nil {
@@ -208,7 +208,7 @@ func NewInlines(f *elfx.File) (*Inlines, error) {
 			parent := stack[len(stack)-1]
 			self := parent
 			if e.Tag == dwarf.TagVariable {
-				if v, ok := x.variable(d, e, addrs, addrBase); ok {
+				if v, ok := x.variable(types, r.AddressSize(), e, addrs, addrBase); ok {
 					v.DeclFile, v.DeclLine = file(e, dwarf.AttrDeclFile), intVal(e, dwarf.AttrDeclLine)
 					if implicit.implicit(e.Offset) {
 						v.DeclFile = nil
@@ -301,7 +301,7 @@ func NewInlines(f *elfx.File) (*Inlines, error) {
 
 // variable reads a variable's address (a location of one DW_OP_addr,
 // or one DW_OP_addrx into .debug_addr at the unit's addr_base) and size.
-func (x *Inlines) variable(d *dwarf.Data, e *dwarf.Entry, addrs []byte, addrBase int64) (Variable, bool) {
+func (x *Inlines) variable(types *dwarf.Reader, addrSize int, e *dwarf.Entry, addrs []byte, addrBase int64) (Variable, bool) {
 	loc, ok := e.Val(dwarf.AttrLocation).([]byte)
 	if !ok || len(loc) == 0 {
 		return Variable{}, false
@@ -325,8 +325,8 @@ func (x *Inlines) variable(d *dwarf.Data, e *dwarf.Entry, addrs []byte, addrBase
 	}
 	size := int64(1)
 	if off, ok := e.Val(dwarf.AttrType).(dwarf.Offset); ok {
-		if t, err := d.Type(off); err == nil && t.Size() > 0 {
-			size = t.Size()
+		if n, ok := typeSize(types, off, addrSize); ok && n > 0 {
+			size = n
 		}
 	}
 	v.End = v.Start + uint64(size)

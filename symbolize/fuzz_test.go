@@ -1,7 +1,10 @@
 package symbolize
 
 import (
+	"bytes"
+	"debug/dwarf"
 	"debug/elf"
+	"encoding/binary"
 	"os"
 	"testing"
 
@@ -67,4 +70,79 @@ func FuzzModule(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestTypeCycle symbolizes a global whose array type names itself as
+// its element type (gcc-inv's stock, patched): a FuzzModule worker once
+// died of the endless recursion debug/dwarf's Type.Size makes of such a
+// chain. The global is still found, with the size of one byte a type of
+// unknown size gets.
+func TestTypeCycle(t *testing.T) {
+	orig, with := withSections(t, "gcc-inv", ".debug_info", ".debug_abbrev")
+	f, err := elf.Open(testbin.Path(t, "gcc-inv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	d, err := f.DWARF()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// stock's DIE, its array type's DIE and the unit holding them.
+	var stock, array *dwarf.Entry
+	var unit dwarf.Offset
+	r := d.Reader()
+	for e, _ := r.Next(); e != nil && stock == nil; e, _ = r.Next() {
+		if e.Tag == dwarf.TagCompileUnit {
+			unit = e.Offset - 12 // DWARF 5, 32-bit: a 12-byte unit header
+		}
+		if e.Tag == dwarf.TagVariable && e.Val(dwarf.AttrName) == "stock" {
+			stock = e
+		}
+	}
+	if stock == nil {
+		t.Fatal("gcc-inv has no variable stock")
+	}
+	r.Seek(stock.Val(dwarf.AttrType).(dwarf.Offset))
+	if array, _ = r.Next(); array == nil || array.Tag != dwarf.TagArrayType {
+		t.Fatalf("stock's type is %v, want an array", array)
+	}
+	next, _ := r.Next()
+	// The array's DW_FORM_ref4 to its element type, unit-relative.
+	elem := array.Val(dwarf.AttrType).(dwarf.Offset)
+	info := append([]byte(nil), orig[0]...)
+	ref := binary.LittleEndian.AppendUint32(nil, uint32(elem-unit))
+	at := bytes.Index(info[array.Offset:next.Offset], ref)
+	if at < 0 {
+		t.Fatalf("no ref4 %x in the array DIE at %#x", ref, array.Offset)
+	}
+	binary.LittleEndian.PutUint32(info[int(array.Offset)+at:], uint32(array.Offset-unit))
+
+	ef, err := elfx.NewBytes("gcc-inv-cycle", with(info, orig[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := FromELF(ef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := symbolAddr(t, f, "stock")
+	g := m.Data(addr, &Options{})
+	if g.Name != "stock" || g.DeclLine == 0 {
+		t.Errorf("DATA %#x = %+v, want stock with its declaration line", addr, g)
+	}
+}
+
+func symbolAddr(t *testing.T, f *elf.File, name string) uint64 {
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range syms {
+		if s.Name == name {
+			return s.Value
+		}
+	}
+	t.Fatalf("no symbol %s", name)
+	return 0
 }
