@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # testdata/gen.sh - rebuild the split-function test binaries in testdata/bin
-# (and cmd/splitdbg/demodata/demo and clang) from the sources in testdata/src.
+# (and internal/demo/data/demo and clang) from the sources in testdata/src.
 #
 # Usage:  testdata/gen.sh            rebuild everything
 #         testdata/gen.sh TARGET...  rebuild only these targets
@@ -20,7 +20,7 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SRC=$HERE/src
 OUT=$HERE/bin
-DEMO_COPY=$HERE/../cmd/splitdbg/demodata/demo
+DEMO_COPY=$HERE/../internal/demo/data/demo
 LLVM19=/usr/lib/llvm-19/bin
 LLVM22=/usr/lib/llvm-22/bin
 
@@ -97,7 +97,7 @@ build_demo() {
 	run_both "$OUT/demo" >/dev/null
 	mkdir -p "$(dirname "$DEMO_COPY")"
 	cp "$OUT/demo" "$DEMO_COPY"
-	note demo "ok (copied to cmd/splitdbg/demodata/demo)"
+	note demo "ok (copied to internal/demo/data/demo)"
 }
 
 # Locals of many C types in moved code, for adapter/locals.
@@ -239,7 +239,7 @@ mfs_build() {
 build_clang19_mfs() { clang_mfs 19 main.cold report.cold; }
 build_clang22_mfs() {
 	clang_mfs 22 main.cold scan.cold dispatch.cold
-	cp "$OUT/clang22-mfs" "$HERE/../cmd/splitdbg/demodata/clang"
+	cp "$OUT/clang22-mfs" "$HERE/../internal/demo/data/clang"
 }
 
 # --------------------------------------------------------------- BOLT -----

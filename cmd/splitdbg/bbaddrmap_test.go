@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/splitdbg/splitdbg/internal/demo"
 	"github.com/splitdbg/splitdbg/internal/readobjtest"
 	"github.com/splitdbg/splitdbg/internal/testbin"
 	"github.com/splitdbg/splitdbg/splitinfo/bbaddrmap"
@@ -398,7 +399,7 @@ func TestDemoBlocks(t *testing.T) {
 		t.Fatalf("demo shows no blocks:\n%s", out)
 	}
 	wantAll(t, "demo blocks", blocks, "fragment 0 hot ", "fragment 1 cold", "scan.cold", " blocks 4 7\n", "(fragment 1 cold scan.cold) bb 4 at ")
-	sameAsTestbin(t, demoClang, "clang22-mfs", "cmd/splitdbg/demodata/clang differs from testdata/bin/clang22-mfs: rerun testdata/gen.sh clang22-mfs")
+	sameAsTestbin(t, demo.Clang, "clang22-mfs", "internal/demo/data/clang differs from testdata/bin/clang22-mfs: rerun testdata/gen.sh clang22-mfs")
 }
 
 func TestNewHelpTexts(t *testing.T) {

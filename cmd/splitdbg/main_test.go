@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/splitdbg/splitdbg/internal/demo"
 	"github.com/splitdbg/splitdbg/internal/testbin"
 )
 
@@ -238,7 +239,7 @@ func TestDemo(t *testing.T) {
 		wantAll(t, "demo output", out, "in C.scale at demo/demo.c:25", "plain Delve: error: unable to find function context", "splitdbg   : x = 7 k = 0")
 	}
 	// The embedded binary is the checked-in one.
-	sameAsTestbin(t, demoBinary, "demo", "cmd/splitdbg/demodata/demo differs from testdata/bin/demo: rerun testdata/gen.sh")
+	sameAsTestbin(t, demo.Binary, "demo", "internal/demo/data/demo differs from testdata/bin/demo: rerun testdata/gen.sh")
 }
 
 // demoOutput runs "splitdbg demo" and returns what it prints.

@@ -1,6 +1,6 @@
 /*
  * demo/demo.c - the smallest useful GCC split binary (embedded into
- * cmd/splitdbg as demodata/demo).
+ * internal/demo as data/demo).
  *
  * gcc -O2 -g moves each branch that calls the cold function warn()
  * into a separate fragment, so this file yields two split functions:
