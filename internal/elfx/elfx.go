@@ -1,7 +1,9 @@
-// Package elfx is splitdbg's access layer over debug/elf: it opens files
-// memory-mapped (golang.org/x/exp/mmap), so that only the sections a
-// caller asks for are ever copied into the heap, and it adds what every
-// splitdbg source needs: function symbols with the STT_FILE they belong
+// Package elfx is splitdbg's access layer over debug/elf: it reads files
+// with positioned reads (pread), so that only the sections a caller asks
+// for are ever read, each once and into the heap only (a memory mapping
+// would hold every page read a second time, as page cache mapped into
+// the process, since debug/elf copies section contents out), and it adds
+// what every splitdbg source needs: function symbols with the STT_FILE they belong
 // to, section data by name or type (decompressing SHF_COMPRESSED
 // sections, as debug/elf does), and reads of code by virtual address.
 //
@@ -29,8 +31,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-
-	"golang.org/x/exp/mmap"
 
 	"github.com/splitdbg/splitdbg/internal/cursor"
 )
@@ -66,7 +66,7 @@ type File struct {
 	}
 }
 
-// Open memory-maps the ELF file at path and, when it lacks symbols or
+// Open opens the ELF file at path and, when it lacks symbols or
 // DWARF, its separate debug file (see the package comment; DebugDirs are
 // the debug file directories).
 func Open(path string) (*File, error) {
@@ -80,19 +80,19 @@ func Open(path string) (*File, error) {
 	return f, nil
 }
 
-// openOne memory-maps the ELF file at path, without its debug file.
+// openOne opens the ELF file at path, without its debug file.
 func openOne(path string) (*File, error) {
-	// mmap reports a directory as "no such device", without the path.
-	if st, err := os.Stat(path); err != nil {
+	st, err := os.Stat(path)
+	if err != nil {
 		return nil, err
 	} else if st.IsDir() {
 		return nil, fmt.Errorf("%s: is a directory, not an ELF file", path)
 	}
-	m, err := mmap.Open(path)
+	m, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, err
 	}
-	f, err := NewFile(path, m)
+	f, err := NewFile(path, io.NewSectionReader(m, 0, st.Size()))
 	if err != nil {
 		m.Close()
 		return nil, err
@@ -190,7 +190,7 @@ func NewBytes(name string, data []byte) (*File, error) {
 	return NewFile(name, bytes.NewReader(data))
 }
 
-// Close releases the mappings of the file and its debug file.
+// Close closes the file and its debug file.
 func (f *File) Close() error {
 	var err error
 	if f.Debug != nil {

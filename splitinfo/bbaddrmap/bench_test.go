@@ -45,7 +45,7 @@ func benchSection(b *testing.B) (bam.Section, []byte) {
 
 // BenchmarkDecode decodes the whole benchmark map: Next over the section
 // in memory (nothing kept), ReadAll (every function kept), and ReadFile
-// (memory-mapped and streamed from disk, every function kept).
+// (read from disk, every function kept).
 func BenchmarkDecode(b *testing.B) {
 	sec, data := benchSection(b)
 	b.Run("Next", func(b *testing.B) {

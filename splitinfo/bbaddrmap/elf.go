@@ -24,7 +24,7 @@ func Sections(f *elf.File) []*elf.Section {
 	return out
 }
 
-// ReadFile memory-maps the ELF file at path and decodes all its map
+// ReadFile opens the ELF file at path and decodes all its map
 // sections, in section order. A file without a map has no functions.
 func ReadFile(path string) ([]Func, error) {
 	f, err := elfx.Open(path)
