@@ -121,18 +121,22 @@ func ParseArgs(args []string, addr2line bool) (cfg Config, inputs []string, help
 			}
 		case strings.HasPrefix(a, "-f="):
 			functions = a[3:]
-		case strings.HasPrefix(a, "-e"):
-			v := strings.TrimPrefix(a[2:], "=")
-			if v == "" {
-				if k+1 >= len(args) {
-					return Config{}, nil, false, fmt.Errorf("argument to '-e' is missing (expected 1 value)")
-				}
-				k++
-				v = args[k]
-			}
-			s.Obj = v
 		case len(a) > 1 && a[0] == '-':
 			for i := 1; i < len(a); i++ {
+				if a[i] == 'e' {
+					// -e takes the rest as its value, grouped or not:
+					// -e BIN, -e=BIN, -eBIN, -apCie BIN, -apCie=BIN.
+					v := strings.TrimPrefix(a[i+1:], "=")
+					if v == "" {
+						if k+1 >= len(args) {
+							return Config{}, nil, false, fmt.Errorf("argument to '-e' is missing (expected 1 value)")
+						}
+						k++
+						v = args[k]
+					}
+					s.Obj = v
+					break
+				}
 				name, ok := short[a[i]]
 				if !ok {
 					return Config{}, nil, false, fmt.Errorf("unknown argument '%s'", a)

@@ -64,6 +64,26 @@ func NewServer(c Config, prog string, stderr io.Writer) *Server {
 	return &Server{Config: c, prog: prog, stderr: stderr, modules: make(map[string]*module)}
 }
 
+// CheckObj reads --obj's file before any request, as llvm-symbolizer 22
+// does: if it cannot be read, CheckObj reports why (in JSON as the
+// answer to address 0, on out; else on standard error) and returns
+// false, and the command exits with status 1.
+func (s *Server) CheckObj(out io.Writer) bool {
+	if s.Obj == "" {
+		return true
+	}
+	mod, _ := s.load(&request{module: s.Obj, path: s.Obj})
+	if mod.m != nil {
+		return true
+	}
+	if s.Printer.Style == JSON {
+		out.Write(append(s.Printer.AppendError(nil, &Request{Module: s.Obj, HasAddr: true}, mod.err), '\n'))
+	} else {
+		fmt.Fprintf(s.stderr, "%s: error: '%s': %s\n", s.prog, s.Obj, mod.err)
+	}
+	return false
+}
+
 // AnswerAll appends the answers to the requests of a command line: in
 // JSON one array.
 func (s *Server) AnswerAll(b []byte, inputs []string) []byte {
@@ -307,6 +327,15 @@ func (s *Server) parse(line string) (request, error) {
 	}
 	if file && build {
 		return q, errors.New("duplicate input file specification prefix")
+	}
+	if file && strings.TrimLeft(in, " \t\n\v\f\r") == "" {
+		return q, errors.New("must be followed by an input file")
+	}
+	if build && strings.TrimLeft(in, " \t\n\v\f\r") == "" {
+		return q, errors.New("must be followed by a hash")
+	}
+	if (file || build) && (s.Obj != "" || s.BuildID != nil) {
+		return q, errors.New("input file has already been specified")
 	}
 	if line == "" {
 		q.module = ""

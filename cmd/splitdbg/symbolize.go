@@ -113,6 +113,9 @@ func (c *cli) symbolize(prog string, args []string, addr2line bool) int {
 	s := symbolize.NewServer(cfg, prog, c.stderr)
 	out := bufio.NewWriterSize(c.stdout, 64<<10)
 	defer out.Flush()
+	if !s.CheckObj(out) {
+		return 1
+	}
 	if len(inputs) > 0 {
 		out.Write(s.AnswerAll(nil, inputs))
 		return 0

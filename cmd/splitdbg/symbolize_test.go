@@ -39,7 +39,7 @@ func TestSymbolizeProtocol(t *testing.T) {
 	objLines := []string{
 		hex(sum.Value), "", "  ", hex(sum.Value) + " extra", "sum", "sum+0x4", "sum+4", "sum+", "+4", "main",
 		"nosuch", "010", "0b1", "0x", "12z", "-1", `"quoted`, "DATA " + hex(data.Value), "DATA sum", "CODE " + hex(main.Value),
-		"FRAME 0x0", "CODE", "FILE:BUILDID:x 1", "0X" + strings.ToUpper(hex(sum.Value)[2:]), "\t" + hex(sum.Value),
+		"FRAME 0x0", "CODE", "FILE:BUILDID:x 1", "FILE:", "BUILDID: ", "BUILDID:zz", "0X" + strings.ToUpper(hex(sum.Value)[2:]), "\t" + hex(sum.Value),
 	}
 	fileLines := []string{
 		bin + " " + hex(sum.Value), `"` + bin + `" ` + hex(main.Value), "'" + bin + "' " + hex(sum.Value),
@@ -47,7 +47,7 @@ func TestSymbolizeProtocol(t *testing.T) {
 		bin, bin + " ", "nosuchfile 0x10", "nosuchfile 0x20", "BUILDID:zz 0x10", "BUILDID:abcd 0x10", bin + " sum",
 		bin + " 12z", "", `"` + bin + " 0x10",
 		"\"odd\x01\x1f\x7f\xff\t\\name\" 0x10", "'quote\"d' 0x10",
-		"/etc/passwd 0x10", os.TempDir() + " 0x10", "/dev/null 0x10",
+		"/etc/passwd 0x10", os.TempDir() + " 0x10", "/dev/null 0x10", "FILE:", "FILE: \t", "BUILDID:", "BUILDID: foo",
 	}
 	styles := [][]string{nil, {"--output-style=GNU"}, {"--output-style=JSON"}, {"-a", "-p"}, {"--output-style=JSON", "-p"}, {"--output-style=GNU", "-a", "--no-inlines"},
 		{"--adjust-vma", "0x4", "--relative-address", "-s", "-a", "--output-style=JSON"}, {"-aCfip", "--functions=short", "--relativenames"}}
@@ -92,6 +92,43 @@ func TestSymbolizeProtocol(t *testing.T) {
 		got, _, _ := runSymbolize(t, "", false, args...)
 		if diff := cmp.Diff(string(want), got); diff != "" {
 			t.Errorf("llvm-symbolizer %v (-llvm +ours):\n%s", args, diff)
+		}
+	}
+}
+
+// TestSymbolizeObj: --obj's file is read before any request; one that
+// cannot be read ends the command with llvm-symbolizer 22's message and
+// status; grouped flags may end in -e and its file.
+func TestSymbolizeObj(t *testing.T) {
+	sym := testbin.LLVMTool(t, "llvm-symbolizer", 22)
+	bin := testbin.Path(t, "demo")
+	sum := hex(symbolAddrs(t, bin)["sum"].Value)
+	for _, c := range []struct {
+		args  []string
+		stdin string
+	}{
+		{[]string{"--obj=/nonexistent", sum}, ""},
+		{[]string{"--obj=/nonexistent"}, sum + "\n"},
+		{[]string{"-e", os.TempDir(), "--output-style=JSON", sum, sum}, ""},
+		{[]string{"--obj=/etc/passwd", "--output-style=JSON"}, sum + "\n"},
+		{[]string{"-e/dev/null", "--output-style=GNU", sum}, ""},
+		{[]string{"-apCie", bin}, sum + "\nzz\n"},
+		{[]string{"-apCie=" + bin}, sum + "\n"},
+		{[]string{"-afe" + bin, "--output-style=GNU"}, sum + "\n"},
+	} {
+		cmd := exec.Command(sym, c.args...)
+		cmd.Stdin = strings.NewReader(c.stdin)
+		var wantErr bytes.Buffer
+		cmd.Stderr = &wantErr
+		want, err := cmd.Output()
+		wantCode := 0
+		if x, ok := err.(*exec.ExitError); ok {
+			wantCode = x.ExitCode()
+		}
+		got, gotErr, code := runSymbolize(t, c.stdin, false, c.args...)
+		wantErrS := strings.ReplaceAll(wantErr.String(), sym+":", "llvm-symbolizer:")
+		if got != string(want) || gotErr != wantErrS || code != wantCode {
+			t.Errorf("symbolize %v: exit %d\n%s%s\nllvm-symbolizer-22: exit %d\n%s%s", c.args, code, got, gotErr, wantCode, want, wantErrS)
 		}
 	}
 }
