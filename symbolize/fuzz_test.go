@@ -53,22 +53,41 @@ func FuzzModule(f *testing.F) {
 	orig, with := withSections(f, "demo", ".debug_info", ".debug_abbrev")
 	f.Add(orig[0], orig[1])
 	f.Fuzz(func(t *testing.T, info, abbrev []byte) {
-		ef, err := elfx.NewBytes("fuzz", with(info, abbrev))
-		if err != nil {
-			return
+		symbolizeAll(with(info, abbrev))
+	})
+}
+
+// symbolizeAll reads the ELF file data and, if it can, symbolizes the
+// first and last address and the data at the start of every fragment.
+func symbolizeAll(data []byte) {
+	ef, err := elfx.NewBytes("fuzz", data)
+	if err != nil {
+		return
+	}
+	m, err := FromELF(ef)
+	if err != nil {
+		return
+	}
+	o := &Options{Inlines: true, Demangle: true}
+	var frames []Frame
+	for p := range m.Procs().All() {
+		for _, fr := range p.Fragments {
+			frames = m.Frames(frames[:0], fr.Start, o)
+			frames = m.Frames(frames[:0], fr.End-1, o)
+			m.Data(fr.Start, o)
 		}
-		m, err := FromELF(ef)
-		if err != nil {
-			return
-		}
-		o := &Options{Inlines: true, Demangle: true}
-		var frames []Frame
-		for p := range m.Procs().All() {
-			for _, fr := range p.Fragments {
-				frames = m.Frames(frames[:0], fr.Start, o)
-				frames = m.Frames(frames[:0], fr.End-1, o)
-			}
-		}
+	}
+}
+
+// FuzzModuleTables symbolizes with mutated line table, range lists and
+// symbol table, which the goroutine of FromELF reads too (the inline
+// scopes' file names and ranges, the symbols): an error or answers,
+// never a panic or a hang.
+func FuzzModuleTables(f *testing.F) {
+	orig, with := withSections(f, "demo", ".debug_line", ".debug_rnglists", ".symtab")
+	f.Add(orig[0], orig[1], orig[2])
+	f.Fuzz(func(t *testing.T, line, rnglists, symtab []byte) {
+		symbolizeAll(with(line, rnglists, symtab))
 	})
 }
 

@@ -18,7 +18,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/splitdbg/splitdbg/internal/addrlines"
 	"github.com/splitdbg/splitdbg/internal/elfx"
@@ -208,7 +207,7 @@ func (s *Server) answerBatch(b *batch, lines []byte, ends []int, start int, out 
 		workers = 1
 	}
 	per := (len(js) + workers - 1) / workers
-	var wg sync.WaitGroup
+	var waits []func()
 	for w := 0; w < workers; w++ {
 		part := b.order[min(len(js), w*per):min(len(js), (w+1)*per)]
 		render := func() {
@@ -225,10 +224,11 @@ func (s *Server) answerBatch(b *batch, lines []byte, ends []int, start int, out 
 			render()
 			break
 		}
-		wg.Add(1)
-		go func() { defer wg.Done(); render() }()
+		waits = append(waits, goCarry(render))
 	}
-	wg.Wait()
+	for _, wait := range waits {
+		wait()
+	}
 	for _, sp := range b.spans {
 		out.Write(b.bufs[sp.w][sp.start:sp.end])
 	}

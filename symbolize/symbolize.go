@@ -41,26 +41,25 @@ func Open(path string) (*Module, error) {
 
 // FromELF reads f: its procedures and line table, and on another
 // goroutine its inline scopes and symbol table (the only users of the
-// file's shared DWARF data there that write to it are in NewInlines).
+// file's shared DWARF data there that write to it are in NewInlines). A
+// panic there is raised again on the caller's goroutine.
 func FromELF(f *elfx.File) (*Module, error) {
 	var (
 		inl  *linetable.Inlines
 		syms symtab
 		ierr error
-		done = make(chan struct{})
 	)
-	go func() {
-		defer close(done)
+	wait := goCarry(func() {
 		if inl, ierr = linetable.NewInlines(f); ierr == nil {
 			syms, ierr = readSymtab(f)
 		}
-	}()
+	})
 	procs, err := splitinfo.FromELF(f)
 	var lines *linetable.Table
 	if err == nil {
 		lines, err = linetable.FromELF(f, procs)
 	}
-	<-done
+	wait()
 	if err != nil {
 		return nil, err
 	}
