@@ -33,7 +33,8 @@
 # (both compilers' default). OUTDIR/scale/CC/scale-SIZE is the binary;
 # OUTDIR/scale/CC/scale-SIZE.info what it is.
 #
-# CCS (default "gcc clang") picks the compilers. Checks: the copies differ
+# CCS (default "gcc clang") picks the compilers. A module compiled before
+# with the same M is reused unless REBUILD is set. Checks: the copies differ
 # from the compiled object in string sections only, and nm counts K*M
 # ".cold" symbols in each binary (bench/scale.sh then checks with splitdbg
 # funcs that every function is found split).
@@ -44,6 +45,7 @@ M=${M:-2500} SIZES=${SIZES:-"30000 100000 300000"} CCS=${CCS:-"gcc clang"}
 GCC=${GCC:-gcc}
 CLANG=${CLANG:-/usr/lib/llvm-22/bin/clang}
 PROFDATA=${PROFDATA:-/usr/lib/llvm-22/bin/llvm-profdata}
+DWARFDUMP=${DWARFDUMP:-/usr/lib/llvm-22/bin/llvm-dwarfdump}
 mkdir -p "$out/scale"
 out=$(cd "$out/scale" && pwd)
 ms() { echo $((($2 - $1) / 1000000)); }
@@ -116,11 +118,12 @@ compile() {
 same_code() {
 	{ cmp -l "$1" "$2" || true; } | awk -v f="$2" '
 		function hex(s,  i, v) { v = 0; s = tolower(s); for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1; return v }
-		NR == FNR { if ($1 ~ /^\./) { name[n] = $1; off[n] = hex($4); size[n++] = hex($5) }; next }
+		BEGIN { n = 0 }
+		NR == FNR { if ($1 ~ /^\.(strtab|debug_str|debug_line_str)$/) { off[n] = hex($4); size[n++] = hex($5) }; next }
 		{
 			o = $1 - 1; in_str = 0
 			for (i = 0; i < n; i++)
-				if (o >= off[i] && o < off[i] + size[i] && name[i] ~ /^\.(strtab|debug_str|debug_line_str)$/) in_str = 1
+				if (o >= off[i] && o < off[i] + size[i]) in_str = 1
 			if (!in_str) { printf "gen-scale: %s differs at offset %d outside the string sections: the marker occurred elsewhere\n", f, o > "/dev/stderr"; bad = 1; exit 1 }
 			d++
 		}
@@ -130,10 +133,14 @@ same_code() {
 for cc in $CCS; do
 	dir=$out/$cc
 	t0=$(date +%s%N)
-	compile "$cc" "$dir"
-	t1=$(date +%s%N)
+	how="reused the module of $M functions compiled before"
+	if [[ -n ${REBUILD:-} || ! -f $dir/m_KQ000.o || $(cat "$dir/M" 2>/dev/null) != "$M" ]]; then
+		compile "$cc" "$dir"
+		echo "$M" >"$dir/M"
+		how="compiled $M functions in $(($(date +%s%N) / 1000000 - t0 / 1000000)) ms"
+	fi
 	marks=$(grep -a -o KQ000 "$dir/m_KQ000.o" | wc -l)
-	echo "gen-scale: $cc: compiled $M functions in $(ms "$t0" "$t1") ms; marker in $marks places of m_KQ000.o"
+	echo "gen-scale: $cc: $how; marker in $marks places of m_KQ000.o"
 	maxk=0
 	for size in $SIZES; do ((size / M > maxk)) && maxk=$((size / M)); done
 	for ((k = 1; k < maxk; k++)); do
@@ -157,7 +164,7 @@ for cc in $CCS; do
 		{
 			echo "$bin: $(stat -c %s "$bin") bytes, $k copies of $M functions = $((k * M)) functions, $cold .cold symbols"
 			echo "compiler: $("${ld}" --version | head -1)"
-			echo "DWARF: version(s) $(readelf --debug-dump=info "$bin" 2>/dev/null | sed -n 's/^ *Version: *\([0-9]*\)/\1/p' | sort -u | tr '\n' ' ')in $(readelf -wi "$bin" | grep -c 'DW_TAG_compile_unit') units"
+			echo "DWARF: $("$DWARFDUMP" -r 0 --debug-info "$bin" | sed -n 's/.*Compile Unit:.*version = 0x0*\([0-9a-f]*\).*/version \1/p' | sort | uniq -c | awk '{printf "%s%d units of %s %s", s, $1, $2, $3; s = ", "}')"
 			echo "sections: $(readelf -SW "$bin" | sed 's/^ *\[ *[0-9]*\]//' | awk 'function hex(s,  i, v) { v = 0; for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1; return v }
 				$1 ~ /^\.(text|debug_|symtab|strtab|eh_frame)/ {printf "%s %d, ", $1, hex($5)}')"
 			echo "link: $(ms "$t2" "$t3") ms"
