@@ -12,7 +12,8 @@
 #           break BIN FILE:LINE, symbolize --obj=BIN ADDR  |  llvm-symbolizer-22 --obj=BIN ADDR
 #   debug   splitdbg debug BIN  |  dlv exec BIN, each fed "exit" on stdin
 # with RUNS (default 5) rounds, STREAM_RUNS (default 3) for the stream group,
-# and records wall time, CPU (user+sys) and peak RSS (wait4's rusage) of every
+# and records wall time, CPU (user+sys, wait4's rusage) and peak RSS (GNU time's
+# %M: wait4's is wrong for a child Go starts, see timed in main.go) of every
 # process. MEASURE (default "bulk,stream,first,debug") picks groups; a later
 # run merges into the same results. Results: RESULTS (default
 # bench/out/scale/results.json)
@@ -49,7 +50,7 @@ MEASURE=${MEASURE:-bulk,stream,first,debug} PLOT=${PLOT:-$repo/docs/scale.png} R
 	echo
 	header "$(tool llvm-gsymutil 22)" "$(tool llvm-symbolizer 22)" | grep -v "^- timing"
 	echo "- dlv: $("$DLV" version | grep -m1 Version)"
-	echo "- timing: bench/scale/main.go, wall clock of each process, CPU and peak RSS from wait4's rusage; medians of interleaved rounds"
+	echo "- timing: bench/scale/main.go, wall clock of each process, CPU from wait4's rusage, peak RSS from GNU time (%M); medians of interleaved rounds"
 	echo "- uptime before: $(uptime)"
 } | tee -a "$out/results.md"
 (cd "$repo" && go run ./bench/scale/main.go ./bench/scale/plot.go -splitdbg "$SPLITDBG" -dlv "$DLV" \

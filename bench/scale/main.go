@@ -11,8 +11,8 @@
 //	        symbolize --obj=BIN ADDR             llvm-symbolizer --obj=BIN ADDR
 //	debug:  splitdbg debug BIN <<< exit          dlv exec BIN <<< exit
 //
-// timing each process (wall clock from start to exit, user+sys CPU, and
-// peak RSS from wait4's rusage), and writes every sample to -json and a
+// timing each process (wall clock from start to exit, user+sys CPU from
+// wait4's rusage, peak RSS from GNU time), and writes every sample to -json and a
 // Markdown summary (medians) to standard output. Output goes to
 // /dev/null. Before measuring it checks with "splitdbg funcs -json" that
 // every generated function KQnnn_fI is found split in two fragments, and
@@ -83,6 +83,7 @@ var (
 	tmp     = flag.String("tmp", os.TempDir(), "scratch directory")
 	timeout = flag.Duration("timeout", 15*time.Minute, "per process")
 	plotOut = flag.String("plot", "", "draw every input of -json into this PNG at the end")
+	gnuTime = flag.String("time", "/usr/bin/time", "GNU time, for the peak RSS")
 )
 
 func main() {
@@ -359,10 +360,16 @@ func measure(in *Input, save func()) {
 	os.Remove(gs)
 }
 
-// timed runs c once: wall time from start to exit, CPU and peak RSS from
-// wait4's rusage.
+// timed runs c once: wall time from start to exit and CPU from wait4's
+// rusage, peak RSS from GNU time. Not the peak RSS of wait4: Go starts a
+// child with vfork (CLONE_VM), so the kernel carries this process's own
+// high-water RSS into the child's at exec, which hides a smaller peak
+// under this program's; GNU time forks, and its child starts from its
+// small address space.
 func timed(c *Cmd) (Sample, error) {
-	cmd := exec.Command(c.Args[0], c.Args[1:]...)
+	rssFile := filepath.Join(*tmp, "scale-rss")
+	args := append([]string{"-o", rssFile, "-f", "%M"}, c.Args...)
+	cmd := exec.Command(*gnuTime, args...)
 	if c.Stdin != "" {
 		f, err := os.Open(c.Stdin)
 		if err != nil {
@@ -385,9 +392,17 @@ func timed(c *Cmd) (Sample, error) {
 	if err != nil {
 		return Sample{}, fmt.Errorf("%v: %s", err, lastLine(stderr.String()))
 	}
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage) // GNU time's, with its child's CPU
 	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	return Sample{Wall: wall.Seconds(), CPU: cpu.Seconds(), RSS: ru.Maxrss}, nil
+	b, err := os.ReadFile(rssFile)
+	if err != nil {
+		return Sample{}, err
+	}
+	rss, err := strconv.ParseInt(lastLine(string(b)), 10, 64)
+	if err != nil {
+		return Sample{}, fmt.Errorf("%s: %v", rssFile, err)
+	}
+	return Sample{Wall: wall.Seconds(), CPU: cpu.Seconds(), RSS: rss}, nil
 }
 
 func lastLine(s string) string {
