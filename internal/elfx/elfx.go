@@ -299,10 +299,17 @@ func (f *File) ReadVA(addr uint64, n uint64) ([]byte, error) {
 	if s.Flags&elf.SHF_COMPRESSED != 0 {
 		return nil, fmt.Errorf("%s: section %s is compressed", f.Name, s.Name)
 	}
-	// The section header may claim more bytes than the file holds: probe
-	// the last byte before allocating.
-	var last [1]byte
-	if _, err := s.ReadAt(last[:], int64(addr-s.Addr+n-1)); n > 0 && err != nil {
+	// The section header may claim more bytes than the file holds: check
+	// (or where the file's size is unknown, probe the last byte) before
+	// allocating.
+	off := s.Offset + (addr - s.Addr)
+	beyond := f.size >= 0 && (off > uint64(f.size) || n > uint64(f.size)-off)
+	if f.size < 0 && n > 0 {
+		var last [1]byte
+		_, err := s.ReadAt(last[:], int64(addr-s.Addr+n-1))
+		beyond = err != nil
+	}
+	if beyond {
 		return nil, fmt.Errorf("%s: section %s: [%#x,%#x) is beyond the end of the file", f.Name, s.Name, addr, addr+n)
 	}
 	buf := make([]byte, n)

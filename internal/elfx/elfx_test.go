@@ -1,11 +1,14 @@
 package elfx_test
 
 import (
+	"bytes"
 	"debug/elf"
 	"encoding/binary"
 	"errors"
+	"io"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -109,3 +112,44 @@ func BenchmarkCodeSymbols(b *testing.B) {
 		}
 	})
 }
+
+// TestReadVABeyondFile: a section whose header claims more bytes than
+// the file holds is read up to the file's end, and past it is an error,
+// whether the reader tells its size or not.
+func TestReadVABeyondFile(t *testing.T) {
+	raw, err := os.ReadFile(testbin.Path(t, "demo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ef, err := elf.NewFile(bytesReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := ef.Section(".text")
+	idx := slices.Index(ef.Sections, text)
+	// Elf64_Shdr.sh_size, at offset 32 of the header, grown past the file.
+	shoff := binary.LittleEndian.Uint64(raw[0x28:])
+	at := shoff + uint64(idx)*64 + 32
+	grown := uint64(len(raw)) - text.Offset + 4096
+	binary.LittleEndian.PutUint64(raw[at:], grown)
+	for _, r := range []interface {
+		ReadAt([]byte, int64) (int, error)
+	}{bytesReader(raw), struct{ io.ReaderAt }{bytesReader(raw)}} {
+		f, err := elfx.NewFile("grown", r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.ReadVA(text.Addr, 16); err != nil {
+			t.Errorf("%T: ReadVA at .text: %v", r, err)
+		}
+		tail := uint64(len(raw)) - text.Offset // the first address past the file
+		if _, err := f.ReadVA(text.Addr, tail+8); err == nil || !strings.Contains(err.Error(), "beyond the end of the file") {
+			t.Errorf("%T: ReadVA across the end of the file: %v, want beyond the end of the file", r, err)
+		}
+		if _, err := f.ReadVA(text.Addr, tail); err != nil {
+			t.Errorf("%T: ReadVA up to the end of the file: %v", r, err)
+		}
+	}
+}
+
+func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
