@@ -4,15 +4,15 @@
 # .cold fragments, sent on standard input to
 #   splitdbg symbolize   --obj=BIN --inlining --output-style=JSON
 #   llvm-symbolizer-22   --obj=BIN --inlining --output-style=JSON
-# (pprof's options, demangling left on), timed (median of RUNS, default 3)
-# with the peak RSS of each. Ratio = llvm-symbolizer / splitdbg; the goal
-# is >= 10. Then compares the answers line by line: equal, or different
+# (pprof's options, demangling left on), the two alternating, RUNS times
+# each (default 5): medians of wall time, CPU time and peak RSS.
+# Ratio = llvm-symbolizer / splitdbg; the goal is >= 10. Then compares the answers line by line: equal, or different
 # only in the outermost frame's FunctionName and StartAddress of an
 # address in a .cold fragment (splitdbg: the function and its entry).
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "$0")/lib.sh"
-bin=${1:-$here/out/mfs} count=${2:-1000000} RUNS=${RUNS:-3} SEED=${SEED:-1}
+bin=${1:-$here/out/mfs} count=${2:-1000000} RUNS=${RUNS:-5} SEED=${SEED:-1}
 [[ -f $bin ]] || { echo "no $bin: run bench/gen-mfs.sh first" >&2; exit 1; }
 sym=$(tool llvm-symbolizer 22)
 [[ -n $sym ]] || { echo "no llvm-symbolizer 22" >&2; exit 1; }
@@ -38,17 +38,30 @@ echo "- input: $(basename "$bin"), $(stat -c %s "$bin") bytes; $count addresses,
 opts=(--inlining --output-style=JSON)
 sdcmd="'$SPLITDBG' symbolize --obj='$bin' ${opts[*]} < '$TMP/addrs' > '$TMP/sd.out'"
 lscmd="'$sym' --obj='$bin' ${opts[*]} < '$TMP/addrs' > '$TMP/ls.out'"
-read -r s sc < <(time_ms "$RUNS" "$sdcmd")
-read -r l lc < <(time_ms "$RUNS" "$lscmd")
-# One more run each under /usr/bin/time: peak RSS and CPU (user + sys).
-usage() { /usr/bin/time -f '%M %U %S' bash -c "$1" 2>&1 >/dev/null | tail -1 | awk '{printf "%d %.0f\n", $1, ($2 + $3) * 1000}'; }
-read -r srss scpu < <(usage "$sdcmd")
-read -r lrss lcpu < <(usage "$lscmd")
+# The two commands alternate, RUNS times each after one warm-up run of
+# each, so that both meet the same load; each run under /usr/bin/time
+# gives its wall time, CPU (user + sys) and peak RSS; medians are printed.
+measure() { /usr/bin/time -f '%e %U %S %M' bash -c "$1" 2>&1 >/dev/null | tail -1 | awk '{printf "%.0f %.0f %d\n", $1 * 1000, ($2 + $3) * 1000, $4}'; }
+median() { sort -n | awk '{a[NR]=$1} END{print NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+echo "- runs: /usr/bin/time per run, $RUNS of each, alternating, after one warm-up run of each"
+measure "$sdcmd" >/dev/null
+measure "$lscmd" >/dev/null
+: >"$TMP/sd.runs"
+: >"$TMP/ls.runs"
+for ((i = 0; i < RUNS; i++)); do
+	measure "$sdcmd" >>"$TMP/sd.runs"
+	measure "$lscmd" >>"$TMP/ls.runs"
+done
+col() { awk -v c="$2" '{print $c}' "$TMP/$1.runs" | median; }
+s=$(col sd 1) l=$(col ls 1) scpu=$(col sd 2) lcpu=$(col ls 2) srss=$(col sd 3) lrss=$(col ls 3)
+echo "- load average after the runs: $(cut -d" " -f1-3 /proc/loadavg)"
+echo "- splitdbg runs (wall ms, CPU ms, RSS KiB): $(tr '\n' ';' <"$TMP/sd.runs")"
+echo "- llvm-symbolizer runs: $(tr '\n' ';' <"$TMP/ls.runs")"
 echo
-echo "| | splitdbg symbolize | llvm-symbolizer-22 | ratio |"
+echo "| median of $RUNS alternating runs | splitdbg symbolize | llvm-symbolizer-22 | ratio |"
 echo "|---|---|---|---|"
-echo "| wall ms, median of $RUNS | $s | $l | $(ratio "$l" "$s")x |"
-echo "| CPU ms (user + sys), one run | $scpu | $lcpu | $(ratio "$lcpu" "$scpu")x |"
+echo "| wall ms | $s | $l | $(ratio "$l" "$s")x |"
+echo "| CPU ms (user + sys) | $scpu | $lcpu | $(ratio "$lcpu" "$scpu")x |"
 echo "| peak RSS KiB | $srss | $lrss | $(ratio "$lrss" "$srss")x |"
 echo
 python3 - "$TMP/sd.out" "$TMP/ls.out" <<'PY'
