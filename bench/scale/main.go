@@ -190,7 +190,11 @@ func prepare(bin string) *Input {
 	coldOf := map[string]rng{}
 	maxCopy, maxF := -1, -1
 	for _, s := range syms {
-		if elf.ST_TYPE(s.Info) != elf.STT_FUNC || s.Size == 0 {
+		// Code symbols with a size: functions, and clang's fragment
+		// symbols (fI.cold is STT_NOTYPE).
+		typ := elf.ST_TYPE(s.Info)
+		if typ != elf.STT_FUNC && typ != elf.STT_NOTYPE || s.Size == 0 ||
+			int(s.Section) >= len(f.Sections) || f.Sections[s.Section].Flags&elf.SHF_EXECINSTR == 0 {
 			continue
 		}
 		r := rng{s.Value, s.Value + s.Size}
