@@ -9,6 +9,7 @@ import (
 
 	"github.com/splitdbg/splitdbg/internal/addrindex"
 	"github.com/splitdbg/splitdbg/internal/cursor"
+	"github.com/splitdbg/splitdbg/internal/dies"
 	"github.com/splitdbg/splitdbg/internal/dwarfline"
 	"github.com/splitdbg/splitdbg/internal/elfx"
 )
@@ -152,11 +153,11 @@ func NewInlines(f *elfx.File) (*Inlines, error) {
 	if err != nil {
 		return nil, err
 	}
-	dies := make(map[dwarf.Offset]int32) // subprogram DIEs, into info
+	infoAt := make(map[dwarf.Offset]int32) // subprogram DIEs, into info
 	var info []dieNames
 	scopeDIE := []int32{} // per scope, its info
 	var spans, units []span
-	r, types := d.Reader(), d.Reader()
+	r, types := dies.NewReader(d), d.Reader()
 	for {
 		cu, err := r.Next()
 		if err != nil {
@@ -231,7 +232,7 @@ func NewInlines(f *elfx.File) (*Inlines, error) {
 				} else if o, ok := e.Val(dwarf.AttrSpecification).(dwarf.Offset); ok {
 					n.origin = o
 				}
-				dies[e.Offset] = int32(len(info))
+				infoAt[e.Offset] = int32(len(info))
 				info = append(info, n)
 				s := Scope{Inlined: e.Tag == dwarf.TagInlinedSubroutine, parent: parent, CallFile: file(e, dwarf.AttrCallFile)}
 				if v, ok := e.Val(dwarf.AttrLowpc).(uint64); ok {
@@ -283,7 +284,7 @@ func NewInlines(f *elfx.File) (*Inlines, error) {
 			}
 			k = -1
 			if n.origin != 0 {
-				if o, ok := dies[n.origin]; ok {
+				if o, ok := infoAt[n.origin]; ok {
 					k = o
 				}
 			}

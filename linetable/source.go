@@ -17,6 +17,7 @@ import (
 	"io"
 	"path"
 
+	"github.com/splitdbg/splitdbg/internal/dies"
 	"github.com/splitdbg/splitdbg/internal/dwarfline"
 )
 
@@ -50,7 +51,7 @@ type Source interface {
 type DWARFSource struct {
 	d      *dwarf.Data
 	secs   *dwarfline.Sections
-	units  *dwarf.Reader
+	units  *dies.Reader
 	prog   *dwarfline.Program
 	names  []string // cleaned names of prog's files
 	raw    []*FileNames
@@ -68,7 +69,7 @@ func NewDWARFSource(d *dwarf.Data, line, lineStr, str []byte) *DWARFSource {
 }
 
 func newDWARFSource(d *dwarf.Data, secs *dwarfline.Sections) *DWARFSource {
-	return &DWARFSource{d: d, secs: secs, units: d.Reader(), seen: make(map[int64]bool)}
+	return &DWARFSource{d: d, secs: secs, units: dies.NewReader(d), seen: make(map[int64]bool)}
 }
 
 // SizeHint estimates the number of rows: a row takes at least one byte

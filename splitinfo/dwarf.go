@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 
+	"github.com/splitdbg/splitdbg/internal/dies"
 	"github.com/splitdbg/splitdbg/internal/dwarfline"
 )
 
@@ -31,8 +32,8 @@ type dieName struct {
 // ranges of discarded code (address 0 or a tombstone).
 func dwarfFuncs(d *dwarf.Data, lines *dwarfline.Sections, isCode func(Range) bool) ([]dwarfFunc, error) {
 	var out []dwarfFunc
-	r := d.Reader()
-	ref := d.Reader()
+	r := dies.NewReader(d)
+	ref := dies.NewReader(d)
 	cache := make(map[dwarf.Offset]dieName)
 	var (
 		cuEntry *dwarf.Entry

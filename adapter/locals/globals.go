@@ -9,6 +9,7 @@ import (
 	"github.com/go-delve/delve/pkg/dwarf/godwarf"
 
 	"github.com/splitdbg/splitdbg/internal/cursor"
+	"github.com/splitdbg/splitdbg/internal/dies"
 )
 
 // Names a frame sees beyond its subprogram: the variables and types
@@ -40,7 +41,7 @@ func (r *Reader) symbols() (*symbols, error) {
 // readSymbols reads the children of every unit's root entry.
 func (r *Reader) readSymbols() (*symbols, error) {
 	s := &symbols{vars: make(map[string][]global), types: make(map[string][]dwarf.Offset)}
-	rd := r.d.Reader()
+	rd := dies.NewReader(r.d)
 	for {
 		cu, err := rd.Next()
 		if err != nil {

@@ -26,6 +26,7 @@ import (
 
 	"github.com/splitdbg/splitdbg/internal/addrindex"
 	"github.com/splitdbg/splitdbg/internal/cursor"
+	"github.com/splitdbg/splitdbg/internal/dies"
 	"github.com/splitdbg/splitdbg/internal/elfx"
 )
 
@@ -116,7 +117,7 @@ func readUnits(info []byte, bo binary.ByteOrder) ([]unit, error) {
 // readUnitBases reads each unit's base address and DW_AT_addr_base from
 // its root entry.
 func (r *Reader) readUnitBases() error {
-	rd := r.d.Reader()
+	rd := dies.NewReader(r.d)
 	for {
 		e, err := rd.Next()
 		if err != nil {
