@@ -28,6 +28,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"math"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -99,9 +100,85 @@ func main() {
 		report(in)
 	}
 	if *plotOut != "" {
-		if err := plot(readAll(), *plotOut); err != nil {
+		all := readAll()
+		summary(all)
+		if err := plot(all, *plotOut); err != nil {
 			log.Fatal(err)
 		}
+	}
+}
+
+// summary prints, per compiler and command, the median CPU per function
+// and peak RSS at each size, and how the largest size compares with the
+// smallest: the goals are per-function cost flat within 20 % and
+// a first answer whose time does not grow with the binary.
+func summary(all []*Input) {
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].Compiler != all[j].Compiler {
+			return all[i].Compiler < all[j].Compiler
+		}
+		return all[i].Functions < all[j].Functions
+	})
+	fmt.Print("\n### Growth with the number of functions\n\n")
+	fmt.Print("CPU µs per function (median CPU / generated functions), then peak RSS in MB, at each size; last column: largest size / smallest.\n\n")
+	for _, cc := range []string{"gcc", "clang"} {
+		var ins []*Input
+		var names []string
+		seen := map[string]bool{}
+		for _, in := range all {
+			if in.Compiler != cc {
+				continue
+			}
+			ins = append(ins, in)
+			for _, c := range in.Cmds {
+				if !seen[c.Name] && len(c.Samples) > 0 {
+					seen[c.Name] = true
+					names = append(names, c.Name)
+				}
+			}
+		}
+		if len(ins) < 2 {
+			continue
+		}
+		fmt.Printf("| %s | tool |", cc)
+		for _, in := range ins {
+			fmt.Printf(" %dk µs/fn |", in.Functions/1000)
+		}
+		fmt.Printf(" growth |")
+		for _, in := range ins {
+			fmt.Printf(" %dk RSS MB |", in.Functions/1000)
+		}
+		fmt.Println(" growth |")
+		fmt.Println("|---|---|" + strings.Repeat("---|", 2*len(ins)+2))
+		for _, n := range names {
+			var per, rss []float64
+			tool := ""
+			for _, in := range ins {
+				p, r := math.NaN(), math.NaN()
+				for _, c := range in.Cmds {
+					if c.Name == n && len(c.Samples) > 0 {
+						m := Median(c.Samples)
+						p, r, tool = m.CPU*1e6/float64(in.Functions), float64(m.RSS)/1024, c.Tool
+					}
+				}
+				per, rss = append(per, p), append(rss, r)
+			}
+			row := func(v []float64, f string) {
+				for _, x := range v {
+					if math.IsNaN(x) {
+						fmt.Print(" – |")
+					} else {
+						fmt.Printf(" "+f+" |", x)
+					}
+				}
+				fmt.Printf(" %.2fx |", v[len(v)-1]/v[0])
+			}
+			fmt.Printf("| %s | %s |", n, tool)
+			row(per, "%.1f")
+			row(rss, "%.0f")
+			fmt.Println()
+		}
+		fmt.Println()
 	}
 }
 
