@@ -1,11 +1,12 @@
 // Package session starts the Delve a debugger door works with: Delve's
 // debugger run in this process for a program it launches or a process it
-// attaches to, reached through Delve's own JSON-RPC v2 client over an
-// in-memory pipe (service.ListenerPipe, as "dlv debug" does without
-// --headless), wrapped in the split-aware core (package adapter).
+// attaches to, called directly (package inproc: what Delve's JSON-RPC v2
+// client asks, without the encoding), wrapped in the split-aware core
+// (package adapter).
 //
 // The core itself speaks no protocol: it takes any service.Client. This
-// package is where the rpc2 codec is chosen, once for every door.
+// package is where the in-process client is chosen, once for every door;
+// splitdbg proxy gives the core Delve's rpc2 client to a remote Delve.
 package session
 
 import (
@@ -20,10 +21,9 @@ import (
 	"github.com/go-delve/delve/pkg/proc"
 	"github.com/go-delve/delve/service"
 	"github.com/go-delve/delve/service/debugger"
-	"github.com/go-delve/delve/service/rpc2"
-	"github.com/go-delve/delve/service/rpccommon"
 
 	"github.com/splitdbg/splitdbg/adapter"
+	"github.com/splitdbg/splitdbg/adapter/session/inproc"
 	"github.com/splitdbg/splitdbg/internal/elfx"
 	"github.com/splitdbg/splitdbg/internal/precheck"
 )
@@ -61,7 +61,7 @@ type Session struct {
 	Attached bool
 	// Pid is the debugged process's ID.
 	Pid     int
-	srv     *rpccommon.ServerImpl
+	dc      *inproc.Client
 	once    sync.Once
 	stopErr error
 }
@@ -79,21 +79,21 @@ func Start(cfg Config) (*Session, error) {
 			dirs = append(dirs, filepath.Join(d, ".build-id"))
 		}
 	}
-	dc := debugger.Config{
+	dconf := debugger.Config{
 		Backend:              "native",
 		WorkingDir:           cfg.Dir,
 		DebugInfoDirectories: dirs,
 	}
 	if cfg.Stdout != nil {
-		dc.Stdout = proc.OutputRedirect{File: cfg.Stdout}
+		dconf.Stdout = proc.OutputRedirect{File: cfg.Stdout}
 	}
 	if cfg.Stderr != nil {
-		dc.Stderr = proc.OutputRedirect{File: cfg.Stderr}
+		dconf.Stderr = proc.OutputRedirect{File: cfg.Stderr}
 	}
 	var args []string
 	exe := cfg.Program
 	if cfg.Pid > 0 {
-		dc.AttachPid = cfg.Pid
+		dconf.AttachPid = cfg.Pid
 		if exe == "" {
 			p, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", cfg.Pid))
 			if err != nil {
@@ -115,36 +115,29 @@ func Start(cfg Config) (*Session, error) {
 			return nil, fmt.Errorf("%s: is a directory, not a program", exe)
 		}
 		exe = abs
-		dc.ExecuteKind = debugger.ExecutingExistingFile
+		dconf.ExecuteKind = debugger.ExecutingExistingFile
 		args = append([]string{abs}, cfg.Args...)
 	}
 	if err := check(exe); err != nil {
 		return nil, err
 	}
-	l, conn := service.ListenerPipe()
-	srv := rpccommon.NewServer(&service.Config{
-		Listener:    l,
-		ProcessArgs: args,
-		APIVersion:  2,
-		Debugger:    dc,
+	var dc *inproc.Client
+	err := withEnv(cfg.Env, func() (err error) {
+		dc, err = inproc.New(&service.Config{ProcessArgs: args, APIVersion: 2, Debugger: dconf})
+		return err
 	})
-	err := withEnv(cfg.Env, srv.Run)
 	if err != nil {
-		l.Close()
-		conn.Close()
 		if errors.Is(err, syscall.EPERM) || strings.Contains(err.Error(), "operation not permitted") {
 			return nil, fmt.Errorf("%s: the kernel does not let splitdbg trace it (ptrace): %w", exe, err)
 		}
 		return nil, fmt.Errorf("%s: %w", exe, err)
 	}
-	rpc := rpc2.NewClientFromConn(conn)
-	client, err := adapter.New(rpc, exe)
+	client, err := adapter.New(dc, exe)
 	if err != nil {
-		rpc.Detach(cfg.Pid == 0)
-		srv.Stop()
+		dc.Stop()
 		return nil, err
 	}
-	return &Session{Client: client, Attached: cfg.Pid > 0, Pid: rpc.ProcessPid(), srv: srv}, nil
+	return &Session{Client: client, Attached: cfg.Pid > 0, Pid: dc.ProcessPid(), dc: dc}, nil
 }
 
 // check refuses an executable whose call frame information or line
@@ -201,7 +194,7 @@ func (s *Session) Kill() error {
 func (s *Session) Stop(kill bool) error {
 	s.once.Do(func() {
 		err := s.Client.Detach(kill)
-		s.srv.Stop()
+		s.dc.Stop()
 		s.stopErr = err
 	})
 	return s.stopErr
