@@ -4,6 +4,7 @@ import (
 	hexenc "encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/splitdbg/splitdbg/linetable"
@@ -13,6 +14,7 @@ import (
 // defaults, if addr2line); it returns the addresses given on the command
 // line and whether help was asked for.
 func ParseArgs(args []string, addr2line bool) (cfg Config, inputs []string, help bool, err error) {
+	args = expandResponseFiles(args, 0)
 	s := &cfg
 	s.Addr2line = addr2line
 	var (
@@ -194,4 +196,60 @@ func parseIntArg(spelling, v string, dst *uint64) error {
 	}
 	*dst = n
 	return nil
+}
+
+// expandResponseFiles replaces each argument @FILE by the arguments FILE
+// holds, as LLVM's tools do (cl::ExpandResponseFiles with the GNU
+// tokenizer), to a depth of 20; an @FILE that cannot be read stays as it
+// is.
+func expandResponseFiles(args []string, depth int) []string {
+	var out []string
+	for _, a := range args {
+		if len(a) < 2 || a[0] != '@' || depth >= 20 {
+			out = append(out, a)
+			continue
+		}
+		text, err := os.ReadFile(a[1:])
+		if err != nil {
+			out = append(out, a)
+			continue
+		}
+		out = append(out, expandResponseFiles(tokenizeGNU(string(text)), depth+1)...)
+	}
+	return out
+}
+
+// tokenizeGNU splits a response file as LLVM's TokenizeGNUCommandLine
+// does: white space separates arguments, and empty ones are dropped; a
+// backslash takes the next character as it is, inside quotes too;
+// '...' and "..." group.
+func tokenizeGNU(src string) []string {
+	var out []string
+	var tok strings.Builder
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
+			if tok.Len() > 0 {
+				out = append(out, tok.String())
+				tok.Reset()
+			}
+		case c == '\\' && i+1 < len(src):
+			i++
+			tok.WriteByte(src[i])
+		case c == '\'' || c == '"':
+			for i++; i < len(src) && src[i] != c; i++ {
+				if src[i] == '\\' && i+1 < len(src) {
+					i++
+				}
+				tok.WriteByte(src[i])
+			}
+		default:
+			tok.WriteByte(c)
+		}
+	}
+	if tok.Len() > 0 {
+		out = append(out, tok.String())
+	}
+	return out
 }

@@ -66,7 +66,8 @@ Options (as llvm-symbolizer's):
 Not supported: FRAME requests (answered as without locals),
 --verbose, --print-source-context-lines, --filter-markup.
 LLVM_SYMBOLIZER_OPTS (LLVM_ADDR2LINE_OPTS as addr2line) holds options
-read before the command line's.`,
+read before the command line's; an argument @FILE stands for the
+arguments written in FILE.`,
 	setup: func(*flag.FlagSet) func(*cli, []string) error {
 		return func(c *cli, args []string) error { return errors.New("run through cli.symbolize") }
 	},

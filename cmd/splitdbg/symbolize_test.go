@@ -84,15 +84,7 @@ func TestSymbolizeProtocol(t *testing.T) {
 			}
 		}
 		// Addresses on the command line: one JSON array.
-		args := append([]string{"--obj=" + bin, hex(sum.Value), hex(main.Value), "sum", "zz"}, style...)
-		want, err := exec.Command(sym, args...).Output()
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, _, _ := runSymbolize(t, "", false, args...)
-		if diff := cmp.Diff(string(want), got); diff != "" {
-			t.Errorf("llvm-symbolizer %v (-llvm +ours):\n%s", args, diff)
-		}
+		sameArgsOutput(t, sym, append([]string{"--obj=" + bin, hex(sum.Value), hex(main.Value), "sum", "zz"}, style...)...)
 	}
 }
 
@@ -130,6 +122,43 @@ func TestSymbolizeObj(t *testing.T) {
 		if got != string(want) || gotErr != wantErrS || code != wantCode {
 			t.Errorf("symbolize %v: exit %d\n%s%s\nllvm-symbolizer-22: exit %d\n%s%s", c.args, code, got, gotErr, wantCode, want, wantErrS)
 		}
+	}
+}
+
+// TestSymbolizeResponseFiles: @FILE arguments are read as llvm-symbolizer
+// 22 reads them: GNU quoting, nested files, a file that cannot be read
+// kept as an input.
+func TestSymbolizeResponseFiles(t *testing.T) {
+	sym := testbin.LLVMTool(t, "llvm-symbolizer", 22)
+	bin := testbin.Path(t, "demo")
+	sum := hex(symbolAddrs(t, bin)["sum"].Value)
+	dir := t.TempDir()
+	inner := filepath.Join(dir, "inner.rsp")
+	outer := filepath.Join(dir, "outer.rsp")
+	for name, text := range map[string]string{
+		inner: "sum\n\n\"x\\\\y\" '' a''b\n--output-style=JSON\n",
+		outer: "--obj=" + bin + " 'a b' \"c\\\"d\" e\\ f " + sum + " @" + inner + "\n",
+	} {
+		if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"@" + outer}, {"@" + outer, "@" + filepath.Join(dir, "none.rsp")}, {"@" + inner, "--obj=" + bin, sum}} {
+		sameArgsOutput(t, sym, args...)
+	}
+}
+
+// sameArgsOutput checks that the command prints what llvm-symbolizer
+// (sym) prints for the command line args, without standard input.
+func sameArgsOutput(t *testing.T, sym string, args ...string) {
+	t.Helper()
+	want, err := exec.Command(sym, args...).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, _ := runSymbolize(t, "", false, args...)
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("llvm-symbolizer %v (-llvm +ours):\n%s", args, diff)
 	}
 }
 
