@@ -205,21 +205,46 @@ func (c *Client) start(method string, f func(service.RPCCallback)) (*callback, e
 	return cb, nil
 }
 
-// async runs a server method that answers through a callback and waits
-// for its answer.
-func async[Out, In any](c *Client, method string, f func(In, service.RPCCallback), in In) (Out, error) {
-	return wait[Out](c, method, func(cb service.RPCCallback) { f(in, cb) })
+// early runs a server method that answers through a callback and ends
+// its setup before anything else (State, Restart: all but Command), on
+// the caller's goroutine: rpccommon admits the next call as soon as such
+// a method starts, so a goroutine for it would change nothing but cost
+// a thread wake-up.
+func early[Out, In any](c *Client, method string, f func(In, service.RPCCallback), in In) (Out, error) {
+	var zero Out
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return zero, ErrDetached
+	}
+	cb := &callback{setupDone: make(chan struct{}), disconnected: c.disconnected, answer: make(chan answer, 1)}
+	if err := guard(method, func() error { f(in, cb); return nil }); err != nil {
+		return zero, err
+	}
+	select {
+	case a := <-cb.answer:
+		return answerOf[Out](method, a)
+	default:
+		return zero, fmt.Errorf("delve: %s: no answer", method)
+	}
 }
 
-// wait runs f as start does and waits for its answer, out of type Out or
-// *Out (the zero Out on error).
+// wait runs f as start does (for Command, which ends its setup only once
+// the target runs) and waits for its answer.
 func wait[Out any](c *Client, method string, f func(service.RPCCallback)) (Out, error) {
-	var out Out
 	cb, err := c.start(method, f)
 	if err != nil {
-		return out, err
+		var zero Out
+		return zero, err
 	}
-	a := <-cb.answer
+	return answerOf[Out](method, <-cb.answer)
+}
+
+// answerOf returns the answer of a callback, out of type Out or *Out
+// (the zero Out on error).
+func answerOf[Out any](method string, a answer) (Out, error) {
+	var out Out
 	if a.err != nil {
 		return out, a.err
 	}

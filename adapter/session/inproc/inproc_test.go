@@ -445,7 +445,7 @@ func TestHaltInterruptsContinue(t *testing.T) {
 
 // TestPanicIsError checks that a panic inside a call — what Delve does on
 // some damaged DWARF — is the call's error, naming it, and that calls go
-// on after it, for both kinds of server method.
+// on after it, for each kind of server method.
 func TestPanicIsError(t *testing.T) {
 	c := &Client{disconnected: make(chan struct{})}
 	_, err := call(c, "Stacktrace", func(struct{}, *struct{}) error { panic("index out of range") }, struct{}{})
@@ -453,9 +453,13 @@ func TestPanicIsError(t *testing.T) {
 	if !errors.As(err, &pe) || pe.Method != "Stacktrace" || !strings.Contains(err.Error(), "Stacktrace") || !strings.Contains(err.Error(), "index out of range") {
 		t.Errorf("synchronous call: error %v, want a PanicError naming Stacktrace", err)
 	}
-	_, err = async[rpc2.StateOut](c, "State", func(struct{}, service.RPCCallback) { panic("nil map") }, struct{}{})
+	_, err = early[rpc2.StateOut](c, "State", func(struct{}, service.RPCCallback) { panic("nil map") }, struct{}{})
 	if !errors.As(err, &pe) || pe.Method != "State" {
 		t.Errorf("call with a callback: error %v, want a PanicError naming State", err)
+	}
+	_, err = wait[rpc2.CommandOut](c, "Command", func(service.RPCCallback) { panic("bad CFI") })
+	if !errors.As(err, &pe) || pe.Method != "Command" {
+		t.Errorf("command: error %v, want a PanicError naming Command", err)
 	}
 	// Both released the client: a call after them runs.
 	var wg sync.WaitGroup

@@ -52,13 +52,13 @@ func (c *Client) Detach(kill bool) error {
 }
 
 func (c *Client) Restart(rebuild bool) ([]api.DiscardedBreakpoint, error) {
-	out, err := async[rpc2.RestartOut](c, "Restart", c.s.Restart, rpc2.RestartIn{Rebuild: rebuild})
+	out, err := early[rpc2.RestartOut](c, "Restart", c.s.Restart, rpc2.RestartIn{Rebuild: rebuild})
 	ownDiscarded(out.DiscardedBreakpoints)
 	return out.DiscardedBreakpoints, err
 }
 
 func (c *Client) RestartFrom(rerecord bool, pos string, resetArgs bool, newArgs []string, newRedirects [3]string, rebuild bool) ([]api.DiscardedBreakpoint, error) {
-	out, err := async[rpc2.RestartOut](c, "Restart", c.s.Restart, rpc2.RestartIn{
+	out, err := early[rpc2.RestartOut](c, "Restart", c.s.Restart, rpc2.RestartIn{
 		Position: pos, ResetArgs: resetArgs, NewArgs: slices.Clone(newArgs),
 		Rerecord: rerecord, Rebuild: rebuild, NewRedirects: newRedirects})
 	ownDiscarded(out.DiscardedBreakpoints)
@@ -80,7 +80,7 @@ func (c *Client) GetStateNonBlocking() (*api.DebuggerState, error) {
 }
 
 func (c *Client) state(nonBlocking bool) (*api.DebuggerState, error) {
-	out, err := async[rpc2.StateOut](c, "State", c.s.State, rpc2.StateIn{NonBlocking: nonBlocking})
+	out, err := early[rpc2.StateOut](c, "State", c.s.State, rpc2.StateIn{NonBlocking: nonBlocking})
 	ownState(out.State)
 	return out.State, err
 }
@@ -473,7 +473,7 @@ func (c *Client) ExamineMemory(address uint64, length int) ([]byte, bool, error)
 }
 
 func (c *Client) StopRecording() error {
-	_, err := async[rpc2.StopRecordingOut](c, "StopRecording", c.s.StopRecording, rpc2.StopRecordingIn{})
+	_, err := early[rpc2.StopRecordingOut](c, "StopRecording", c.s.StopRecording, rpc2.StopRecordingIn{})
 	return err
 }
 
@@ -545,7 +545,7 @@ func (c *Client) GuessSubstitutePath() ([][2]string, error) {
 }
 
 func (c *Client) CancelDownloads() error {
-	_, err := async[rpc2.CancelDownloadsOut](c, "CancelDownloads", c.s.CancelDownloads, rpc2.CancelDownloadsIn{})
+	_, err := early[rpc2.CancelDownloadsOut](c, "CancelDownloads", c.s.CancelDownloads, rpc2.CancelDownloadsIn{})
 	return err
 }
 
@@ -555,7 +555,7 @@ func (c *Client) CancelDownloads() error {
 func (c *Client) DownloadLibraryDebugInfo(n int) error {
 	_, events := c.options()
 	fn, finish := deliver(events)
-	_, err := async[rpc2.DownloadLibraryDebugInfoOut](c, "DownloadLibraryDebugInfo", func(n int, cb service.RPCCallback) {
+	_, err := early[rpc2.DownloadLibraryDebugInfoOut](c, "DownloadLibraryDebugInfo", func(n int, cb service.RPCCallback) {
 		close(cb.SetupDoneChan())
 		cb.Return(nil, c.d.DownloadLibraryDebugInfo(n+1, fn))
 	}, n)
