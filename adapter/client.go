@@ -20,7 +20,8 @@ import (
 
 // Client is a Delve client for programs with split functions. It
 // implements service.Client over another service.Client — Delve's rpc2
-// client to a server in this process or elsewhere — and overrides only
+// client to a Delve elsewhere, or one calling Delve in this process —
+// and overrides only
 // the calls whose answers involve moved code; every other call, and every
 // answer that touches no moved fragment, is Delve's own.
 type Client struct {
