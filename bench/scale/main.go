@@ -416,7 +416,10 @@ func measure(in *Input, save func()) {
 	}
 	in.Cmds = cmds
 	in.LoadBefore = load()
-	maxRuns := max(*runs, *sruns)
+	maxRuns := *runs
+	if strings.Contains(*groups, "stream") {
+		maxRuns = max(maxRuns, *sruns)
+	}
 	for r := 0; r < maxRuns; r++ {
 		for _, c := range cmds {
 			n := *runs
