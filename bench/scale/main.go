@@ -164,14 +164,20 @@ func summary(all []*Input) {
 				per, rss = append(per, p), append(rss, r)
 			}
 			row := func(v []float64, f string) {
+				var known []float64
 				for _, x := range v {
 					if math.IsNaN(x) {
 						fmt.Print(" – |")
 					} else {
 						fmt.Printf(" "+f+" |", x)
+						known = append(known, x)
 					}
 				}
-				fmt.Printf(" %.2fx |", v[len(v)-1]/v[0])
+				if len(known) < 2 {
+					fmt.Print(" – |")
+				} else {
+					fmt.Printf(" %.2fx |", known[len(known)-1]/known[0])
+				}
 			}
 			fmt.Printf("| %s | %s |", n, tool)
 			row(per, "%.1f")
