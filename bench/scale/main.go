@@ -83,7 +83,7 @@ var (
 	jsonOut = flag.String("json", "", "write every sample here (and read earlier inputs from it to merge)")
 	tmp     = flag.String("tmp", os.TempDir(), "scratch directory")
 	timeout = flag.Duration("timeout", 15*time.Minute, "per process")
-	plotOut = flag.String("plot", "", "draw every input of -json into this PNG at the end")
+	plotOut = flag.String("plot", "", "draw every input of -json into this PNG at the end (with no BIN: print the tables of -json and draw)")
 	gnuTime = flag.String("time", "/usr/bin/time", "GNU time, for the peak RSS")
 )
 
@@ -102,6 +102,11 @@ func main() {
 	if *plotOut != "" {
 		all := readAll()
 		summary(all)
+		if flag.NArg() == 0 { // only drawing: the tables of every input too
+			for _, in := range all {
+				report(in)
+			}
+		}
 		if err := plot(all, *plotOut); err != nil {
 			log.Fatal(err)
 		}
