@@ -24,7 +24,7 @@ DEMO_COPY=$HERE/../internal/demo/data/demo
 LLVM19=/usr/lib/llvm-19/bin
 LLVM22=/usr/lib/llvm-22/bin
 
-TARGETS=(demo vars inv gcc-cold gcc-cold-nopie gcc-cold-dwarf4 gcc-cold-zlib gcc-cold-zstd
+TARGETS=(demo vars inv inl gcc-cold gcc-cold-nopie gcc-cold-dwarf4 gcc-cold-zlib gcc-cold-zstd
 	gcc-pgo clang19-bbsections clang22-bbsections clang19-mfs clang22-mfs
 	bolt cgo clang19-bbaddrmap clang22-bbaddrmap bbaddrmap-yaml mip)
 
@@ -124,6 +124,21 @@ build_inv() {
 	expect_syms "$OUT/clang22-inv" withdraw withdraw.cold value value.cold
 	run_both "$OUT/clang22-inv" >/dev/null
 	note clang22-inv "ok"
+}
+
+# Static helpers inlined into moved code (syntax_error, and kind_name inside
+# it, in step.cold), for inlined frames and their variables in moved code.
+build_inl() {
+	need gcc nm
+	gcc "${GCCFLAGS[@]}" -c inl/inl.c -o "$TMP/inl.o"
+	gcc "$TMP/inl.o" -o "$OUT/gcc-inl"
+	expect_syms "$OUT/gcc-inl" step step.cold
+	run_both "$OUT/gcc-inl" >/dev/null
+	note gcc-inl "ok"
+	mfs_build 22 inl/inl.c "$OUT/clang22-inl"
+	expect_syms "$OUT/clang22-inl" step step.cold
+	run_both "$OUT/clang22-inl" >/dev/null
+	note clang22-inl "ok"
 }
 
 build_gcc_cold() { gcc_cold gcc-cold; }
