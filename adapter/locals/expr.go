@@ -587,10 +587,7 @@ func (ev *evaluator) sizeof(fn string, args []ast.Expr) (godwarf.Type, place, er
 	default:
 		return nil, place{}, fmt.Errorf("%w: %s", ErrNotLocal, fn)
 	}
-	size := typeSize(typ)
-	if a, ok := godwarf.ResolveTypedef(typ).(*godwarf.ArrayType); ok {
-		size = a.Count * arrayStride(a) // GCC gives arrays no DW_AT_byte_size
-	}
+	size := valueSize(typ)
 	if size < 0 {
 		return nil, place{}, fmt.Errorf("the size of %s is unknown", typ)
 	}

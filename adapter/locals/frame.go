@@ -25,6 +25,10 @@ type Memory func(addr uint64, n int) ([]byte, error)
 type Frame struct {
 	// Subprogram is the offset of the DWARF subprogram executing.
 	Subprogram dwarf.Offset
+	// Inline, if not 0, is the inlined subroutine (one of Inlines) the
+	// frame shows: its variables, not the subprogram's. The frame's
+	// registers and frame base are the subprogram's.
+	Inline dwarf.Offset
 	// PC is the link-time address the frame executes: the next
 	// instruction in the innermost frame, the call (return address - 1)
 	// in the others.
@@ -104,16 +108,23 @@ func (r *Reader) Variables(fr *Frame, which Which, cfg api.LoadConfig) ([]api.Va
 	return out, nil
 }
 
-// visible returns the variables of fr's subprogram visible at its PC.
+// visible returns the variables of fr's subprogram, or inlined
+// subroutine, visible at its PC.
 func (r *Reader) visible(fr *Frame) ([]reader.Variable, error) {
-	t, err := r.tree(fr.Subprogram)
+	t, err := r.scope(fr)
 	if err != nil {
 		return nil, err
 	}
 	if !t.ContainsPC(fr.PC) {
-		return nil, fmt.Errorf("locals: %#x is not in subprogram %#x", fr.PC, fr.Subprogram)
+		return nil, fmt.Errorf("locals: %#x is not in the scope at %#x", fr.PC, t.Offset)
 	}
-	return reader.Variables(t, fr.PC, fr.Line, reader.VariablesOnlyVisible|reader.VariablesSkipInlinedSubroutines), nil
+	flags := reader.VariablesOnlyVisible | reader.VariablesSkipInlinedSubroutines
+	if fr.Inline != 0 || len(reader.InlineStack(t, fr.PC)) > 0 {
+		// Where calls are inlined the line is a row of any of them, not
+		// a line of this scope: none hides a variable, as in gdb.
+		flags |= reader.VariablesNoDeclLineCheck
+	}
+	return reader.Variables(t, fr.PC, fr.Line, flags), nil
 }
 
 // variable reads the variable or parameter e of fr, whose registers with
@@ -167,7 +178,7 @@ func (r *Reader) typedPlace(fr *Frame, regs *op.DwarfRegisters, e *godwarf.Tree)
 	if expr, err = r.resolveEntryValue(fr, expr); err != nil {
 		return typ, p, descr, err
 	}
-	p, _, err = evaluate(fr, regs, expr, typeSize(typ))
+	p, _, err = evaluate(fr, regs, expr, valueSize(typ))
 	return typ, p, descr, err
 }
 
@@ -206,6 +217,9 @@ const (
 	opPlusUconst = 0x23
 	opBra        = 0x28
 	opSkip       = 0x2f
+	opAnd        = 0x1a
+	opConst4u    = 0x0c
+	opDerefSize  = 0x94
 	// opTrap is an operation pkg/dwarf/op does not know: it stops the
 	// program with trapError.
 	opTrap = 0xff
@@ -217,7 +231,10 @@ var trapError = fmt.Sprintf("invalid instruction %#v", op.Opcode(opTrap))
 // would panic: DW_OP_plus_uconst on an empty stack becomes DW_OP_constu,
 // DW_OP_plus (a stack underflow), and DW_OP_div and DW_OP_mod check their
 // operands first (DW_OP_swap twice, for an underflow, then DW_OP_dup,
-// DW_OP_bra over a trap if the divisor is 0). Branches are
+// DW_OP_bra over a trap if the divisor is 0). DW_OP_deref_size of 1 to
+// 7 bytes, which pkg/dwarf/op refuses ("pointer size 1 not supported":
+// it reads 4 or 8), reads 4 or 8 bytes and masks the rest off (a read
+// past the object, on the stack or in data, is harmless). Branches are
 // retargeted. ok is false for an expression validExpr refuses, or one
 // that branches into the middle of an operation.
 func GuardExpr(expr []byte) (guarded []byte, ok bool) {
@@ -236,6 +253,8 @@ func GuardExpr(expr []byte) (guarded []byte, ok bool) {
 			out = append(append(append(out, opConstu), expr[i+1:next]...), opPlus)
 		case opDiv, opMod:
 			out = append(out, opSwap, opSwap, opDup, opBra, 1, 0, opTrap, expr[i])
+		case opDerefSize:
+			out = appendDerefSize(out, expr[i+1])
 		case opBra, opSkip:
 			out = append(out, expr[i], 0, 0)
 			branches = append(branches, branch{len(out) - 2, next + int(int16(binary.LittleEndian.Uint16(expr[i+1:])))})
@@ -263,6 +282,22 @@ func GuardExpr(expr []byte) (guarded []byte, ok bool) {
 	return out, true
 }
 
+// appendDerefSize appends DW_OP_deref_size n in the sizes pkg/dwarf/op
+// reads: n itself if 4 or 8 (or invalid: op reports it), else 4 or 8
+// bytes and DW_OP_and with a mask of n bytes.
+func appendDerefSize(out []byte, n byte) []byte {
+	switch {
+	case n == 0 || n == 4 || n >= 8:
+		return append(out, opDerefSize, n)
+	case n < 4:
+		out = append(out, opDerefSize, 4, opConst4u)
+		return append(binary.LittleEndian.AppendUint32(out, 1<<(8*n)-1), opAnd)
+	default:
+		out = append(out, opDerefSize, 8, opConst8u)
+		return append(binary.LittleEndian.AppendUint64(out, 1<<(8*uint64(n))-1), opAnd)
+	}
+}
+
 // FakeAddress is the address of values that live in registers or are
 // computed, as Delve gives it (pkg/proc fakeAddressUnresolv) when it has
 // no target to place them in.
@@ -277,8 +312,14 @@ func (r *Reader) frameRegs(fr *Frame) (*op.DwarfRegisters, error) {
 		return nil, err
 	}
 	if fb, _, err := r.locationExpr(t, dwarf.AttrFrameBase, fr.PC); err == nil {
-		if p, _, err := evaluate(fr, &regs, fb, 8); err == nil && p.buf == nil {
+		switch p, _, err := evaluate(fr, &regs, fb, 8); {
+		case err != nil:
+		case p.buf == nil:
 			regs.FrameBase = int64(p.addr)
+		default:
+			// DW_OP_regN (clang's DW_OP_reg7 RSP): the frame base is the
+			// register's value (DWARF 5 section 3.3.5).
+			regs.FrameBase = int64(binary.LittleEndian.Uint64(p.buf))
 		}
 	}
 	return &regs, nil

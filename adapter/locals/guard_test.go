@@ -90,3 +90,39 @@ func isTickLimited(expr []byte) bool {
 	}
 	return false
 }
+
+// TestGuardDerefSize: DW_OP_deref_size of fewer than 8 bytes reads that
+// many bytes (pkg/dwarf/op alone reads only 4 or 8: "pointer size 1 not
+// supported"), as GCC's DW_OP_fbreg N, DW_OP_deref_size 1 for a byte of
+// the frame needs.
+func TestGuardDerefSize(t *testing.T) {
+	mem := []byte{0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99}
+	read := func(buf []byte, addr uint64) (int, error) {
+		if addr >= uint64(len(mem)) {
+			return 0, fmt.Errorf("no memory at %#x", addr)
+		}
+		return copy(buf, mem[addr:]), nil
+	}
+	for n := 1; n <= 8; n++ {
+		expr := []byte{0x30, opDerefSize, byte(n), 0x9f} // lit0, deref_size n, stack_value
+		g, ok := GuardExpr(expr)
+		if !ok {
+			t.Fatalf("% x refused", expr)
+		}
+		_, pieces, err := op.ExecuteStackProgram(op.DwarfRegisters{}, g, 8, read)
+		if err != nil || len(pieces) != 1 {
+			t.Errorf("deref_size %d (% x): %v, %v", n, g, pieces, err)
+			continue
+		}
+		var want uint64
+		for i := n - 1; i >= 0; i-- {
+			want = want<<8 | uint64(mem[i])
+		}
+		if got := pieces[0].Val; got != want {
+			t.Errorf("deref_size %d: %#x, want %#x", n, got, want)
+		}
+	}
+	if _, _, err := op.ExecuteStackProgram(op.DwarfRegisters{}, []byte{0x30, opDerefSize, 1}, 8, read); err == nil {
+		t.Error("pkg/dwarf/op reads DW_OP_deref_size 1 now: appendDerefSize may go")
+	}
+}

@@ -295,6 +295,15 @@ func typeSize(t godwarf.Type) int64 {
 	return t.Size()
 }
 
+// valueSize is the size of a value of type t: typeSize, or for an array,
+// to which GCC and clang give no DW_AT_byte_size, its elements'.
+func valueSize(t godwarf.Type) int64 {
+	if a, ok := godwarf.ResolveTypedef(t).(*godwarf.ArrayType); ok && a.Count >= 0 {
+		return a.Count * arrayStride(a)
+	}
+	return typeSize(t)
+}
+
 func isPointer(t godwarf.Type) bool {
 	_, ok := godwarf.ResolveTypedef(t).(*godwarf.PtrType)
 	return ok

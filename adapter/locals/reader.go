@@ -42,6 +42,7 @@ type Reader struct {
 	mu    sync.Mutex // guards the caches
 	types map[dwarf.Offset]godwarf.Type
 	trees map[dwarf.Offset]*godwarf.Tree
+	files map[dwarf.Offset][]*dwarf.LineFile // by unit
 
 	symOnce sync.Once // builds syms
 	syms    *symbols
@@ -70,7 +71,7 @@ func New(f *elfx.File) (*Reader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("locals: %w", err)
 	}
-	r := &Reader{d: d, bo: f.ByteOrder, types: make(map[dwarf.Offset]godwarf.Type), trees: make(map[dwarf.Offset]*godwarf.Tree)}
+	r := &Reader{d: d, bo: f.ByteOrder, types: make(map[dwarf.Offset]godwarf.Type), trees: make(map[dwarf.Offset]*godwarf.Tree), files: make(map[dwarf.Offset][]*dwarf.LineFile)}
 	if r.units, err = readUnits(info, f.ByteOrder); err != nil {
 		return nil, err
 	}
