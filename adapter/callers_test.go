@@ -48,20 +48,9 @@ func TestCallerVariablesAsGDB(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			stop, compared := 0, 0
+			compared := 0
 			seen := map[int]bool{}
-			for {
-				st := <-c.Continue()
-				if st.Exited {
-					break
-				}
-				if st.Err != nil {
-					t.Fatal(st.Err)
-				}
-				if stop >= len(want) {
-					t.Fatalf("stop %d: gdb stopped only %d times", stop+1, len(want))
-				}
-				g := want[stop]
+			stops := eachStop(t, c, want, func(stop int, g gdbStop) {
 				frames, err := c.Stacktrace(-1, 10, 0, 0, nil)
 				if err != nil {
 					t.Fatal(err)
@@ -93,11 +82,7 @@ func TestCallerVariablesAsGDB(t *testing.T) {
 					vs = slices.DeleteFunc(vs, func(v api.Variable) bool { return knownDifference(tc.bin, gf.name, v.Name, seen) != "" })
 					compared += compareVariables(t, where, gvars, vs, g.bias, c.Resolver().ExecutableBias(), img)
 				}
-				stop++
-			}
-			if stop != len(want) {
-				t.Errorf("%d stops, gdb %d", stop, len(want))
-			}
+			})
 			if compared == 0 {
 				t.Fatal("no variable compared")
 			}
@@ -106,9 +91,34 @@ func TestCallerVariablesAsGDB(t *testing.T) {
 					t.Errorf("%s: %s of %s no longer differs from gdb (%s): drop it from callerDifferences", tc.bin, k.name, k.fn, k.why)
 				}
 			}
-			t.Logf("%d stops, %d values equal to gdb's", stop, compared)
+			t.Logf("%d stops, %d values equal to gdb's", stops, compared)
 		})
 	}
+}
+
+// eachStop continues c until the program ends and calls f at each stop,
+// numbered from 0, with gdb's stop of the same number; it returns the
+// number of stops and fails unless gdb stopped as often.
+func eachStop(t *testing.T, c *Client, want []gdbStop, f func(stop int, g gdbStop)) int {
+	t.Helper()
+	stop := 0
+	for ; ; stop++ {
+		st := <-c.Continue()
+		if st.Exited {
+			break
+		}
+		if st.Err != nil {
+			t.Fatal(st.Err)
+		}
+		if stop >= len(want) {
+			t.Fatalf("stop %d: gdb stopped only %d times", stop+1, len(want))
+		}
+		f(stop, want[stop])
+	}
+	if stop != len(want) {
+		t.Errorf("%d stops, gdb %d", stop, len(want))
+	}
+	return stop
 }
 
 // callerDifferences are the variables that differ from gdb for reasons
@@ -126,6 +136,10 @@ var callerDifferences = []struct {
 	{"", "main", "r", "the same", []string{"vars", "demo"}},
 	{"", "main", "s", "the same", []string{"demo"}},
 	{"", "audit", "v", "the same", []string{"gcc-inv", "clang22-inv"}},
+	{"", "step", "extra", "the same", []string{"gcc-inl", "clang22-inl"}},
+	{"clang22-inl", "kind_name", "k", "clang gives the inlined call no entry for k, only the abstract kind_name has one: gdb lists it <optimized out>, Delve (in hot code) and splitdbg omit it", []string{"clang22-inl"}},
+	{"clang22-inl", "main", "prog", "DW_OP_piece with no location (an unknown part of a value) reads as 0; gdb: <optimized out>", []string{"clang22-inl"}},
+	{"gcc-inl", "step", "flags", "GCC gives arrays no DW_AT_byte_size: Delve, in step's entry fragment, reads every element at the array's address", []string{"gcc-inl"}},
 	{"clang22-inv", "main", "cold", "DW_OP_convert, which Delve's op package does not evaluate (issue 15, point 4)", []string{"clang22-inv"}},
 	{"clang22-inv", "value", "calls", "a function static by DW_OP_addrx, which Delve's op package does not evaluate (issue 15, point 4)", []string{"clang22-inv"}},
 }
@@ -182,10 +196,12 @@ type gdbStop struct {
 }
 
 type gdbFrame struct {
-	n    int
-	name string
-	vars [][2]string // name, value as gdb prints it
-	regs []gdbReg    // the callee-saved registers and the PC
+	n      int
+	name   string
+	line   int
+	vars   [][2]string       // name, value as gdb prints it
+	regs   []gdbReg          // the callee-saved registers and the PC
+	prints map[string]string // expression → value as gdb prints it
 }
 
 type gdbReg struct {
@@ -198,34 +214,60 @@ type gdbReg struct {
 // frame from 1 to main.
 func gdbCallerVariables(t *testing.T, gdb, bin string, entries []elf.Symbol, args []string) []gdbStop {
 	t.Helper()
-	var breaks strings.Builder
+	var breaks []string
 	for _, e := range entries {
-		fmt.Fprintf(&breaks, "gdb.execute(\"break *'%s'\")\n", e.Name)
+		breaks = append(breaks, fmt.Sprintf("*'%s'", e.Name))
 	}
+	return gdbFrames(t, gdb, bin, breaks, 1, nil, args)
+}
+
+// gdbFrames runs bin under gdb with a breakpoint at each of breaks (gdb
+// locations) and returns, at each stop, every frame from frame from to
+// main, inlined frames included: its name and line, the arguments and
+// locals gdb shows, its callee-saved registers, and what gdb prints for
+// each of exprs there (absent where gdb cannot print it).
+func gdbFrames(t *testing.T, gdb, bin string, breaks []string, from int, exprs []string, args []string) []gdbStop {
+	t.Helper()
+	var setup strings.Builder
+	for _, b := range breaks {
+		fmt.Fprintf(&setup, "gdb.execute(%q)\n", "break "+b)
+	}
+	fmt.Fprintf(&setup, "exprs = [")
+	for _, e := range exprs {
+		fmt.Fprintf(&setup, "%q, ", e)
+	}
+	fmt.Fprintf(&setup, "]\n")
 	script := `import gdb
 gdb.execute("set pagination off")
 gdb.execute("set confirm off")
 gdb.execute("set print symbol off")
 gdb.execute("set print pretty off")
 gdb.execute("set width 0")
-` + breaks.String() + `gdb.execute("run ` + strings.Join(args, " ") + `")
+` + setup.String() + `gdb.execute("run ` + strings.Join(args, " ") + `")
 print("@@BIAS %x" % (int(gdb.parse_and_eval("(long)&main")) - ` + strconv.FormatUint(symbolValue(t, bin, "main"), 10) + `))
 while gdb.selected_inferior().pid != 0:
     print("@@STOP")
-    n, fr = 1, gdb.newest_frame().older()
+    n, fr = ` + strconv.Itoa(from) + `, gdb.newest_frame()
+    for _ in range(n):
+        fr = fr.older()
     while fr is not None and fr.name() is not None:
         gdb.execute("frame %d" % n, to_string=True)
-        print("@@FRAME %d %s" % (n, fr.name()))
+        print("@@FRAME %d %s %d" % (n, fr.name(), fr.find_sal().line))
         print(gdb.execute("info args", to_string=True))
         print(gdb.execute("info locals", to_string=True))
         for r in ("rbx", "rbp", "r12", "r13", "r14", "r15", "rip"):
             print("@@REG %s %x" % (r, int(fr.read_register(r)) & 0xffffffffffffffff))
+        for i, e in enumerate(exprs):
+            try:
+                print("@@PRINT %d %s" % (i, gdb.execute("output " + e, to_string=True)))
+            except gdb.error:
+                pass
         if fr.name() == "main":
             break
         n, fr = n + 1, fr.older()
     gdb.execute("continue")
 `
-	path := filepath.Join(t.TempDir(), "callers.py")
+	path := filepath.Join(t.TempDir(), "frames.py")
 	if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -248,9 +290,17 @@ while gdb.selected_inferior().pid != 0:
 			fmt.Sscanf(line, "@@REG %s %x", &name, &v)
 			fs := stops[len(stops)-1].frames
 			fs[len(fs)-1].regs = append(fs[len(fs)-1].regs, gdbReg{name, v})
+		case strings.HasPrefix(line, "@@PRINT ") && len(stops) > 0 && len(stops[len(stops)-1].frames) > 0:
+			i, val, _ := strings.Cut(line[len("@@PRINT "):], " ")
+			k, _ := strconv.Atoi(i)
+			f := &stops[len(stops)-1].frames[len(stops[len(stops)-1].frames)-1]
+			if f.prints == nil {
+				f.prints = map[string]string{}
+			}
+			f.prints[exprs[k]] = val
 		case strings.HasPrefix(line, "@@FRAME ") && len(stops) > 0:
 			var f gdbFrame
-			fmt.Sscanf(line, "@@FRAME %d %s", &f.n, &f.name)
+			fmt.Sscanf(line, "@@FRAME %d %s %d", &f.n, &f.name, &f.line)
 			st := &stops[len(stops)-1]
 			st.frames = append(st.frames, f)
 		default:
@@ -302,7 +352,7 @@ func compareVariables(t *testing.T, where string, want [][2]string, got []api.Va
 			t.Errorf("%s: %s = %s %s, gdb %s", where, w[0], ours, g.Unreadable, w[1])
 			continue
 		}
-		if g.Kind != reflect.Pointer {
+		if g.Kind != reflect.Pointer || g.Unreadable != "" {
 			continue
 		}
 		ga, err1 := strconv.ParseUint(strings.Fields(w[1])[0], 0, 64)

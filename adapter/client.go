@@ -42,6 +42,9 @@ type Client struct {
 	// chains holds, by goroutine, the registers of its frames as
 	// splitdbg unwound them at this stop.
 	chains map[int64]*regChain
+	// shown holds, by goroutine, where the frames of its stack as shown
+	// at this stop come from, as far as a stack was asked for (inline.go).
+	shown map[int64][]shownFrame
 	// frames holds, by scope, the frames package locals read variables in
 	// at this stop, with the memory they read.
 	frames map[api.EvalScope]*scopeFrame
@@ -106,6 +109,7 @@ func (c *Client) moved() {
 	c.gen++
 	c.stacks = nil
 	c.chains = nil
+	c.shown = nil
 	c.frames = nil
 	c.state = nil
 	c.mu.Unlock()

@@ -30,6 +30,9 @@
 //     jumps to the goroutine stack), Stacktrace unwinds through the
 //     fragment with its own .eh_frame CFI, using registers and memory read
 //     over the API, and splices Delve's frames back;
+//   - the calls inlined at the PC of a frame in moved code, which Delve
+//     shows as frames of their own only where it has a function, are
+//     frames of their own too, with their variables (inline.go);
 //   - DisassemblePC covers every fragment of the logical function in
 //     logical order; ListFunctions lists logical functions;
 //   - Next in a split function stops at the statements of every fragment

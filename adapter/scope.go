@@ -3,6 +3,7 @@ package adapter
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/go-delve/delve/service/api"
 
@@ -14,8 +15,18 @@ import (
 // Frames only splitdbg knows have no Delve scope: their registers come
 // from the unwind, and evaluating in them is an error.
 
-// delveScope translates a scope on the repaired stack to Delve's stack.
+// delveScope translates a scope on the shown stack to Delve's stack.
 func (c *Client) delveScope(s api.EvalScope) (api.EvalScope, error) {
+	if s.Frame == 0 {
+		return s, nil
+	}
+	ps, _ := c.physScope(s)
+	return c.delvePhysScope(ps)
+}
+
+// delvePhysScope translates a scope on the physical stack (physStack) to
+// Delve's stack.
+func (c *Client) delvePhysScope(s api.EvalScope) (api.EvalScope, error) {
 	if s.Frame == 0 {
 		return s, nil
 	}
@@ -40,7 +51,7 @@ func (c *Client) spliceFor(gid int64) *splice {
 	if ok {
 		return s
 	}
-	if _, err := c.Stacktrace(gid, maxOwnFrames, 0, 0, nil); err != nil {
+	if _, _, err := c.physStack(gid, maxOwnFrames, 0); err != nil {
 		return nil
 	}
 	c.mu.Lock()
@@ -50,21 +61,30 @@ func (c *Client) spliceFor(gid int64) *splice {
 
 // ListScopeRegisters implements service.Client; in a caller frame of C
 // code it lists the registers splitdbg unwound through CFI (stack.go),
-// where Delve lists only those the callee saved.
+// where Delve lists only those the callee saved. An inlined frame has
+// the registers of the frame it is inlined into.
 func (c *Client) ListScopeRegisters(scope api.EvalScope, includeFp bool) (api.Registers, error) {
-	if scope.Frame > 0 && scope.DeferredCall == 0 {
-		if regs, ok := c.callerRegisters(scope); ok {
+	ps, _ := c.physScope(scope)
+	return c.delveScopeRegisters(ps, includeFp)
+}
+
+// delveScopeRegisters is ListScopeRegisters of a frame of the physical
+// stack.
+func (c *Client) delveScopeRegisters(ps api.EvalScope, includeFp bool) (api.Registers, error) {
+	if ps.Frame > 0 && ps.DeferredCall == 0 {
+		if regs, ok := c.callerRegisters(ps); ok {
 			return apiRegisters(&regs), nil
 		}
 	}
-	ds, err := c.delveScope(scope)
+	ds, err := c.delvePhysScope(ps)
 	if err != nil {
 		return nil, err
 	}
 	return c.delve.ListScopeRegisters(ds, includeFp)
 }
 
-// callerRegisters returns the registers of caller frame scope.Frame that
+// callerRegisters returns the registers of caller frame scope.Frame (of
+// the physical stack) that
 // splitdbg unwound: through the CFI of every inner frame, else those of
 // the frames it spliced into Delve's stack; false when it has none
 // (Delve's frame, Go code).
@@ -137,5 +157,25 @@ func (c *Client) EvalVariable(scope api.EvalScope, symbol string, cfg api.LoadCo
 	if err != nil {
 		return nil, err
 	}
-	return c.delve.EvalVariable(ds, symbol, cfg)
+	v, err := c.delve.EvalVariable(ds, symbol, cfg)
+	if err != nil {
+		// Delve's language is Go's: in C code C's syntax (it->qty, casts)
+		// and what Delve does not read are evaluated as in moved code.
+		if sf := c.scopeFrame(scope); sf.known && sf.err == nil && c.cScope(scope) {
+			if ov, oerr := sf.rd.Eval(sf.fr, symbol, cfg); oerr == nil {
+				return ov, nil
+			}
+		}
+	}
+	return v, err
+}
+
+// cScope reports whether the frame of scope runs C code.
+func (c *Client) cScope(scope api.EvalScope) bool {
+	pc, _, ok := c.framePC(scope)
+	if !ok {
+		return false
+	}
+	f, ok := c.frame(pc, scope.Frame > 0)
+	return ok && strings.HasPrefix(f.Function, "C.")
 }

@@ -58,32 +58,17 @@ func (s *splice) delveIndex(i int) int {
 }
 
 // Stacktrace implements service.Client: frames in split functions are
-// named with the logical function, file and line, and a stack that
-// Delve's unwinder lost at moved code is unwound through it and spliced.
+// named with the logical function, file and line, a stack that Delve's
+// unwinder lost at moved code is unwound through it and spliced, and
+// the inlined calls of the frames Delve has no function for are frames
+// of their own, as Delve shows them in the code it knows (inline.go).
 func (c *Client) Stacktrace(goroutineID int64, depth, skip int, opts api.StacktraceOptions, cfg *api.LoadConfig) ([]api.Stackframe, error) {
-	frames, err := c.delve.Stacktrace(goroutineID, depth, 0, opts, cfg)
+	frames, refs, err := c.shownStack(goroutineID, depth, opts)
 	if err != nil || len(frames) == 0 {
 		return frames, err
 	}
-	topMoved := false
-	for i := range frames {
-		if frames[i].Err != "" {
-			continue // a frame Delve could not read: nothing to name
-		}
-		if c.fixLocation(&frames[i].Location, i > 0) && i == 0 {
-			f, _ := c.frame(frames[0].PC, false)
-			topMoved = f.Moved()
-		}
-	}
-	if topMoved && c.maySwitch(goroutineID) {
-		if s := c.splice(goroutineID, frames, depth); s != nil {
-			frames = s.apply(frames, depth)
-		}
-	} else {
-		c.noSplice(goroutineID)
-	}
 	if cfg != nil {
-		c.frameVariables(goroutineID, frames, *cfg)
+		c.frameVariables(goroutineID, frames, refs, *cfg)
 	}
 	if skip > 0 {
 		if skip >= len(frames) {
@@ -92,6 +77,39 @@ func (c *Client) Stacktrace(goroutineID int64, depth, skip int, opts api.Stacktr
 		frames = frames[skip:]
 	}
 	return frames, nil
+}
+
+// physStack returns Delve's stack of goroutine gid repaired: frames in
+// split functions named, and the frames splitdbg unwound through moved
+// code spliced in. own[i] reports a frame Delve has no function for (in
+// moved code, or unwound by splitdbg), whose inlined calls Delve has not
+// shown.
+func (c *Client) physStack(goroutineID int64, depth int, opts api.StacktraceOptions) (frames []api.Stackframe, own []bool, err error) {
+	frames, err = c.delve.Stacktrace(goroutineID, depth, 0, opts, nil)
+	if err != nil || len(frames) == 0 {
+		return frames, nil, err
+	}
+	own = make([]bool, len(frames))
+	topMoved := false
+	for i := range frames {
+		if frames[i].Err != "" {
+			continue // a frame Delve could not read: nothing to name
+		}
+		if c.fixLocation(&frames[i].Location, i > 0) {
+			f, _ := c.frame(frames[i].PC, i > 0)
+			own[i] = f.Moved()
+			topMoved = topMoved || i == 0 && f.Moved()
+		}
+	}
+	if topMoved && c.maySwitch(goroutineID) {
+		if s := c.splice(goroutineID, frames, depth); s != nil {
+			frames = s.apply(frames, depth)
+			own = s.applyOwn(own, len(frames))
+		}
+	} else {
+		c.noSplice(goroutineID)
+	}
+	return frames, own, nil
 }
 
 // apply inserts the frames splitdbg unwound into Delve's stack, keeping
@@ -107,6 +125,20 @@ func (s *splice) apply(frames []api.Stackframe, depth int) []api.Stackframe {
 		out = out[:depth+1]
 	}
 	return out
+}
+
+// applyOwn is own after apply: the frames splitdbg unwound are its own;
+// n is the length of the repaired stack.
+func (s *splice) applyOwn(own []bool, n int) []bool {
+	out := make([]bool, 0, n)
+	out = append(out, own[0])
+	for range s.own {
+		out = append(out, true)
+	}
+	if s.resume < len(own) {
+		out = append(out, own[s.resume:]...)
+	}
+	return out[:min(len(out), n)]
 }
 
 // splice returns the repair of a stack whose innermost frame is in moved
@@ -377,7 +409,7 @@ func (c *Client) unwoundRegisters(gid int64, i int) (regSet, bool) {
 // registers, when frame 0 is C code.
 func (c *Client) startChain(ch *regChain, gid int64) {
 	ch.done = true
-	frames, err := c.Stacktrace(gid, maxOwnFrames, 0, 0, nil)
+	frames, _, err := c.physStack(gid, maxOwnFrames, 0)
 	if err != nil || len(frames) == 0 || !c.cFrame(frames, 0) {
 		return
 	}

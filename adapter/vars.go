@@ -87,22 +87,23 @@ func (c *Client) scopeFrameAt(scope api.EvalScope, pc uint64, line int) *scopeFr
 
 func (c *Client) newScopeFrame(scope api.EvalScope, pc uint64, line int) *scopeFrame {
 	sf := &scopeFrame{}
-	f, ok := c.frame(pc, scope.Frame > 0)
+	ps, inline := c.physScope(scope)
+	f, ok := c.frame(pc, ps.Frame > 0)
 	if !ok {
 		return sf
 	}
-	sf.known, sf.moved = true, f.Moved()
+	sf.known, sf.moved = true, f.Moved() || inline != 0
 	var regs regSet
 	var err error
-	if scope.Frame > 0 {
-		regs, sf.unwound = c.callerRegisters(scope)
+	if ps.Frame > 0 {
+		regs, sf.unwound = c.callerRegisters(ps)
 	}
 	switch {
-	case scope.Frame == 0:
-		regs, err = c.topRegisters(scope.GoroutineID)
+	case ps.Frame == 0:
+		regs, err = c.topRegisters(ps.GoroutineID)
 	case !sf.unwound:
 		var rs api.Registers
-		if rs, err = c.ListScopeRegisters(scope, false); err == nil {
+		if rs, err = c.delveScopeRegisters(ps, false); err == nil {
 			regs, err = parseRegisters(rs)
 		}
 	}
@@ -114,8 +115,9 @@ func (c *Client) newScopeFrame(scope api.EvalScope, pc uint64, line int) *scopeF
 	if sp, ok := regs.get(regRSP); ok {
 		u.mem.prefetch(sp) // the frame's locals, and the caller's for entry values
 	}
-	sf.rd, sf.fr, sf.err = c.localsFrame(u, &regs, scope.Frame == 0, 0)
+	sf.rd, sf.fr, sf.err = c.localsFrame(u, &regs, ps.Frame == 0, 0)
 	if sf.err == nil {
+		sf.fr.Inline = inline
 		sf.fr.Line = line // the line the frame shows decides what is visible
 	}
 	return sf
@@ -140,12 +142,15 @@ func (c *Client) framePC(scope api.EvalScope) (pc uint64, line int, ok bool) {
 }
 
 // delveGiveUps are what Delve 1.27 says of a variable whose DWARF it does
-// not implement: DW_OP_entry_value and its GNU form, and location lists
-// by index (DW_FORM_loclistx, clang's DWARF 5).
+// not implement: DW_OP_entry_value and its GNU form, location lists by
+// index (DW_FORM_loclistx, clang's DWARF 5), and DW_OP_deref_size of
+// fewer than 4 bytes.
 var delveGiveUps = [...]string{
 	"invalid instruction 0xa3",
 	"invalid instruction 0xf3",
 	"could not interpret location attribute Location",
+	"pointer size 1 not supported", // DW_OP_deref_size 1 (GCC: a char of the frame)
+	"pointer size 2 not supported",
 }
 
 // DelveGaveUp reports whether s — a variable's Unreadable, or a whole
@@ -199,22 +204,25 @@ func (c *Client) MovedFrame(scope api.EvalScope) bool {
 	if !ok {
 		return false
 	}
-	f, ok := c.frame(pc, scope.Frame > 0)
-	return ok && f.Moved()
+	ps, inline := c.physScope(scope)
+	f, ok := c.frame(pc, ps.Frame > 0)
+	return ok && (f.Moved() || inline != 0)
 }
 
 // frameVariables fills in the arguments and locals of the frames in
 // moved code of a stack Delve loaded with variables (Stacktrace with a
 // load configuration), which Delve leaves empty, and replaces those of
-// the caller frames whose registers splitdbg unwound.
-func (c *Client) frameVariables(gid int64, frames []api.Stackframe, cfg api.LoadConfig) {
+// the caller frames whose registers splitdbg unwound; refs say where
+// each frame comes from (shownStack).
+func (c *Client) frameVariables(gid int64, frames []api.Stackframe, refs []shownFrame, cfg api.LoadConfig) {
 	for i := range frames {
-		f, ok := c.frame(frames[i].PC, i > 0)
+		p := refs[i].phys
+		f, ok := c.frame(frames[i].PC, p > 0)
 		if !ok {
 			continue
 		}
-		if !f.Moved() {
-			if _, own := c.callerRegisters(api.EvalScope{GoroutineID: gid, Frame: i}); i == 0 || !own {
+		if !f.Moved() && refs[i].inline == 0 {
+			if _, own := c.callerRegisters(api.EvalScope{GoroutineID: gid, Frame: p}); p == 0 || !own {
 				continue // Delve's own variables
 			}
 		}

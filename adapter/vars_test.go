@@ -192,6 +192,19 @@ func gdbTextPtr(v api.Variable, ptr func(uint64) string) string {
 		}
 		return "{" + strings.Join(fields, ", ") + "}"
 	case reflect.Array:
+		if t := v.Children; len(t) > 0 && len(t) == int(v.Len) && strings.HasSuffix(t[0].Type, "char") && !slices.ContainsFunc(t, func(c api.Variable) bool { return c.Unreadable != "" }) {
+			// gdb prints a char array as a string, without one
+			// trailing NUL (its repeats elision aside).
+			b := make([]byte, len(t))
+			for i, c := range t {
+				n, _ := strconv.ParseInt(c.Value, 10, 64)
+				b[i] = byte(n)
+			}
+			if b[len(b)-1] == 0 {
+				b = b[:len(b)-1]
+			}
+			return "\"" + gdbEscape(string(b)) + "\""
+		}
 		elems := make([]string, len(v.Children))
 		for i, c := range v.Children {
 			elems[i] = gdbTextPtr(c, ptr)
