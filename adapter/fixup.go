@@ -68,6 +68,20 @@ func (c *Client) fixThread(th *api.Thread) {
 	}
 }
 
+// stopLine reports a stop in C code on the line gdb reports: where rows
+// of several lines share the address (GCC's function entries: the
+// opening line, then the first statements) Delve reports the first, gdb
+// the last statement row, the line that runs next. The Client does so
+// at the stops of its own stepping; elsewhere Delve's line stands.
+func (c *Client) stopLine(th *api.Thread) {
+	if th == nil || th.Function == nil || !strings.HasPrefix(th.Function.Name(), "C.") {
+		return
+	}
+	if file, line, ok := c.res.StopLine(th.PC); ok {
+		th.File, th.Line = file, line
+	}
+}
+
 // fixGoroutine names the goroutine's current location.
 func (c *Client) fixGoroutine(g *api.Goroutine) {
 	if g == nil {

@@ -215,6 +215,22 @@ func (r *Resolver) Frame(pc uint64, call bool) (Frame, bool) {
 	return f, true
 }
 
+// StopLine returns the line a stop at the runtime address pc reports, as
+// gdb reports it: the last statement row at pc (Delve reports the first
+// row at pc).
+func (r *Resolver) StopLine(pc uint64) (file string, line int, ok bool) {
+	im := r.imageOf(pc)
+	if im == nil {
+		return "", 0, false
+	}
+	t, err := im.load()
+	if err != nil {
+		return "", 0, false
+	}
+	file, line, _, ok = t.lines.StopLine(pc - im.bias)
+	return file, line, ok && line > 0
+}
+
 // Ranges returns the runtime address ranges of the procedure holding pc,
 // in logical order (the seed's sp_ranges).
 func (r *Resolver) Ranges(pc uint64) []splitinfo.Range {

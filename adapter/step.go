@@ -167,7 +167,9 @@ func (c *Client) runTo(addrs []uint64) (st *api.DebuggerState, err error) {
 	if th := st.CurrentThread; th != nil && th.Breakpoint != nil && th.Breakpoint.ID == bp.ID {
 		th.Breakpoint, th.BreakpointInfo = nil, nil
 	}
-	return c.fixState(st), errors.Join(st.Err, cerr)
+	st = c.fixState(st)
+	c.stopLine(st.CurrentThread)
+	return st, errors.Join(st.Err, cerr)
 }
 
 // nextAddrs returns the runtime addresses next stops at from frame f:
@@ -182,7 +184,9 @@ func (c *Client) nextAddrs(f *Frame) ([]uint64, error) {
 	if err != nil {
 		return nil, err
 	}
-	taken := make(map[uint64]bool)
+	// Not the current PC: other lines' rows may share its address, and a
+	// breakpoint there would stop where the thread is, without moving.
+	taken := map[uint64]bool{f.PC: true}
 	bps, err := c.delve.ListBreakpoints(true)
 	if err != nil {
 		return nil, err
@@ -204,7 +208,7 @@ func (c *Client) nextAddrs(f *Frame) ([]uint64, error) {
 			add(pos.Addr + im.bias)
 		}
 	}
-	frames, err := c.Stacktrace(-1, 1, 0, 0, nil)
+	frames, _, err := c.physStack(-1, 1, 0)
 	if err == nil && len(frames) > 1 && frames[1].PC != 0 {
 		add(frames[1].PC)
 	}

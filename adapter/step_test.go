@@ -141,9 +141,10 @@ func TestStepInMovedCode(t *testing.T) {
 	if _, err := s.plain.Step(); err == nil || !strings.Contains(err.Error(), "no source for PC") {
 		t.Errorf("plain Step from moved code: %v; want \"no source for PC\"", err)
 	}
-	// warn's start, where Delve's own "break C.warn" stops: its opening
-	// brace (GCC marks no prologue end in it).
-	warn := lineOf(t, "demo/demo.c", "static void warn(") + 1
+	// warn's start, where Delve's own "break C.warn" stops (GCC marks no
+	// prologue end in it), reported as gdb reports it: the row of its
+	// first statement, which shares the address with the opening brace's.
+	warn := lineOf(t, "demo/demo.c", "static void warn(") + 2
 	for i, want := range []struct {
 		do   func() (*api.DebuggerState, error)
 		fn   string
