@@ -158,7 +158,7 @@ func (c *Client) EvalVariable(scope api.EvalScope, symbol string, cfg api.LoadCo
 		return nil, err
 	}
 	v, err := c.delve.EvalVariable(ds, symbol, cfg)
-	if err != nil {
+	if err != nil || v != nil && DelveGaveUp(v.Unreadable) {
 		// Delve's language is Go's: in C code C's syntax (it->qty, casts)
 		// and what Delve does not read are evaluated as in moved code.
 		if sf := c.scopeFrame(scope); sf.known && sf.err == nil && c.cScope(scope) {

@@ -143,12 +143,13 @@ func (c *Client) framePC(scope api.EvalScope) (pc uint64, line int, ok bool) {
 
 // delveGiveUps are what Delve 1.27 says of a variable whose DWARF it does
 // not implement: DW_OP_entry_value and its GNU form, location lists by
-// index (DW_FORM_loclistx, clang's DWARF 5), and DW_OP_deref_size of
-// fewer than 4 bytes.
+// index (DW_FORM_loclistx, clang's DWARF 5), DW_OP_addrx, and
+// DW_OP_deref_size of fewer than 4 bytes.
 var delveGiveUps = [...]string{
 	"invalid instruction 0xa3",
 	"invalid instruction 0xf3",
 	"could not interpret location attribute Location",
+	"invalid instruction 0xa1", // DW_OP_addrx (clang's DWARF 5 statics and globals)
 	"pointer size 1 not supported", // DW_OP_deref_size 1 (GCC: a char of the frame)
 	"pointer size 2 not supported",
 }
