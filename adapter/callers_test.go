@@ -4,8 +4,6 @@ import (
 	"debug/elf"
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/go-delve/delve/service/api"
 
+	"github.com/splitdbg/splitdbg/internal/gdbtest"
 	"github.com/splitdbg/splitdbg/internal/testbin"
 )
 
@@ -55,42 +54,38 @@ func TestCallerVariablesAsGDB(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, gf := range g.frames {
-					if gf.n >= len(frames) || strings.TrimPrefix(frames[gf.n].Function.Name(), "C.") != gf.name {
-						t.Errorf("stop %d: frame %d is not %s", stop+1, gf.n, gf.name)
+				for _, gf := range g.Frames {
+					if gf.N >= len(frames) || strings.TrimPrefix(frames[gf.N].Function.Name(), "C.") != gf.Name {
+						t.Errorf("stop %d: frame %d is not %s", stop+1, gf.N, gf.Name)
 						continue
 					}
-					scope := api.EvalScope{GoroutineID: -1, Frame: gf.n}
+					scope := api.EvalScope{GoroutineID: -1, Frame: gf.N}
 					args, err := c.ListFunctionArgs(scope, loadCfg)
 					if err != nil {
-						t.Fatalf("stop %d: frame %d args: %v", stop+1, gf.n, err)
+						t.Fatalf("stop %d: frame %d args: %v", stop+1, gf.N, err)
 					}
 					locs, err := c.ListLocalVariables(scope, loadCfg)
 					if err != nil {
-						t.Fatalf("stop %d: frame %d locals: %v", stop+1, gf.n, err)
+						t.Fatalf("stop %d: frame %d locals: %v", stop+1, gf.N, err)
 					}
-					where := fmt.Sprintf("stop %d (%s), frame %d %s", stop+1, frames[0].Function.Name(), gf.n, gf.name)
+					where := fmt.Sprintf("stop %d (%s), frame %d %s", stop+1, frames[0].Function.Name(), gf.N, gf.Name)
 					regs, err := c.ListScopeRegisters(scope, false)
 					if err != nil {
 						t.Fatalf("%s: registers: %v", where, err)
 					}
-					compared += compareRegisters(t, where, gf.regs, regs, g.bias, c.Resolver().ExecutableBias(), img)
+					compared += compareRegisters(t, where, gf.Regs, regs, g.Bias, c.Resolver().ExecutableBias(), img)
 					vs := append(args, locs...)
-					gvars := slices.DeleteFunc(slices.Clone(gf.vars), func(v [2]string) bool {
-						return knownDifference(tc.bin, gf.name, v[0], seen) != ""
+					gvars := slices.DeleteFunc(slices.Clone(gf.Vars), func(v [2]string) bool {
+						return knownDifference(tc.bin, gf.Name, v[0], seen) != ""
 					})
-					vs = slices.DeleteFunc(vs, func(v api.Variable) bool { return knownDifference(tc.bin, gf.name, v.Name, seen) != "" })
-					compared += compareVariables(t, where, gvars, vs, g.bias, c.Resolver().ExecutableBias(), img)
+					vs = slices.DeleteFunc(vs, func(v api.Variable) bool { return knownDifference(tc.bin, gf.Name, v.Name, seen) != "" })
+					compared += compareVariables(t, where, gvars, vs, g.Bias, c.Resolver().ExecutableBias(), img)
 				}
 			})
 			if compared == 0 {
 				t.Fatal("no variable compared")
 			}
-			for i, k := range callerDifferences {
-				if (k.bin == "" || k.bin == tc.bin) && !seen[i] && slices.Contains(k.seenIn, tc.bin) {
-					t.Errorf("%s: %s of %s no longer differs from gdb (%s): drop it from callerDifferences", tc.bin, k.name, k.fn, k.why)
-				}
-			}
+			gdbtest.CheckSeen(t, tc.bin, seen)
 			t.Logf("%d stops, %d values equal to gdb's", stops, compared)
 		})
 	}
@@ -121,40 +116,20 @@ func eachStop(t *testing.T, c *Client, want []gdbStop, f func(stop int, g gdbSto
 	return stop
 }
 
-// callerDifferences are the variables that differ from gdb for reasons
-// other than registers, not compared; each still differs in the binaries
-// listed (the test fails when one no longer does, so the list stays true).
-var callerDifferences = []struct {
-	bin, fn, name string // bin "": every binary
-	why           string
-	seenIn        []string
-}{
-	{"", "main", "argc", "splitdbg reads main's DW_OP_entry_value parameters at libc's call site; gdb: <optimized out>",
-		[]string{"gcc-inv", "clang22-inv", "vars", "demo"}},
-	{"", "main", "argv", "the same", []string{"gcc-inv", "clang22-inv", "vars", "demo"}},
-	{"", "main", "worth", "hidden on the line that declares it, as Delve hides it; gdb lists it", []string{"gcc-inv", "clang22-inv"}},
-	{"", "main", "r", "the same", []string{"vars", "demo"}},
-	{"", "main", "s", "the same", []string{"demo"}},
-	{"", "audit", "v", "the same", []string{"gcc-inv", "clang22-inv"}},
-	{"", "step", "extra", "the same", []string{"gcc-inl", "clang22-inl"}},
-	{"clang22-inl", "kind_name", "k", "clang gives the inlined call no entry for k, only the abstract kind_name has one: gdb lists it <optimized out>, Delve (in hot code) and splitdbg omit it", []string{"clang22-inl"}},
-	{"clang22-inl", "main", "prog", "DW_OP_piece with no location (an unknown part of a value) reads as 0; gdb: <optimized out>", []string{"clang22-inl"}},
-	{"gcc-inl", "step", "flags", "GCC gives arrays no DW_AT_byte_size: Delve, in step's entry fragment, reads every element at the array's address", []string{"gcc-inl"}},
-	{"clang22-inv", "main", "cold", "DW_OP_convert, which Delve's op package does not evaluate (issue 15, point 4)", []string{"clang22-inv"}},
-	{"clang22-inv", "value", "calls", "a function static by DW_OP_addrx, which Delve's op package does not evaluate (issue 15, point 4)", []string{"clang22-inv"}},
-}
+// The gdb driver and the known differences are gdbtest's, shared with
+// the other doors' tests.
+type (
+	gdbStop  = gdbtest.Stop
+	gdbFrame = gdbtest.Frame
+	gdbReg   = gdbtest.Reg
+)
 
-// knownDifference returns why variable name of function fn in bin
-// differs from gdb, "" when it does not, and marks the difference seen.
-func knownDifference(bin, fn, name string, seen map[int]bool) string {
-	for i, k := range callerDifferences {
-		if (k.bin == "" || k.bin == bin) && k.fn == fn && k.name == name {
-			seen[i] = true
-			return k.why
-		}
-	}
-	return ""
-}
+var (
+	gdbFrames       = gdbtest.Frames
+	symbolValue     = gdbtest.SymbolValue
+	symbolOf        = gdbtest.SymbolOf
+	knownDifference = gdbtest.Known
+)
 
 // entrySymbols returns the function symbols of bin named by one of the
 // prefixes (complain matches GCC's complain.isra.0).
@@ -190,25 +165,6 @@ func executableRange(t *testing.T, bin string) [2]uint64 {
 	return r
 }
 
-type gdbStop struct {
-	bias   uint64 // gdb's load bias of the executable
-	frames []gdbFrame
-}
-
-type gdbFrame struct {
-	n      int
-	name   string
-	line   int
-	vars   [][2]string       // name, value as gdb prints it
-	regs   []gdbReg          // the callee-saved registers and the PC
-	prints map[string]string // expression → value as gdb prints it
-}
-
-type gdbReg struct {
-	name string
-	v    uint64
-}
-
 // gdbCallerVariables runs bin under gdb with a breakpoint at each entry
 // and returns, at each stop, the arguments and locals gdb shows in every
 // frame from 1 to main.
@@ -219,117 +175,6 @@ func gdbCallerVariables(t *testing.T, gdb, bin string, entries []elf.Symbol, arg
 		breaks = append(breaks, fmt.Sprintf("*'%s'", e.Name))
 	}
 	return gdbFrames(t, gdb, bin, breaks, 1, nil, args)
-}
-
-// gdbFrames runs bin under gdb with a breakpoint at each of breaks (gdb
-// locations) and returns, at each stop, every frame from frame from to
-// main, inlined frames included: its name and line, the arguments and
-// locals gdb shows, its callee-saved registers, and what gdb prints for
-// each of exprs there (absent where gdb cannot print it).
-func gdbFrames(t *testing.T, gdb, bin string, breaks []string, from int, exprs []string, args []string) []gdbStop {
-	t.Helper()
-	var setup strings.Builder
-	for _, b := range breaks {
-		fmt.Fprintf(&setup, "gdb.execute(%q)\n", "break "+b)
-	}
-	fmt.Fprintf(&setup, "exprs = [")
-	for _, e := range exprs {
-		fmt.Fprintf(&setup, "%q, ", e)
-	}
-	fmt.Fprintf(&setup, "]\n")
-	script := `import gdb
-gdb.execute("set pagination off")
-gdb.execute("set confirm off")
-gdb.execute("set print symbol off")
-gdb.execute("set print pretty off")
-gdb.execute("set width 0")
-` + setup.String() + `gdb.execute("run ` + strings.Join(args, " ") + `")
-print("@@BIAS %x" % (int(gdb.parse_and_eval("(long)&main")) - ` + strconv.FormatUint(symbolValue(t, bin, "main"), 10) + `))
-while gdb.selected_inferior().pid != 0:
-    print("@@STOP")
-    n, fr = ` + strconv.Itoa(from) + `, gdb.newest_frame()
-    for _ in range(n):
-        fr = fr.older()
-    while fr is not None and fr.name() is not None:
-        gdb.execute("frame %d" % n, to_string=True)
-        print("@@FRAME %d %s %d" % (n, fr.name(), fr.find_sal().line))
-        print(gdb.execute("info args", to_string=True))
-        print(gdb.execute("info locals", to_string=True))
-        for r in ("rbx", "rbp", "r12", "r13", "r14", "r15", "rip"):
-            print("@@REG %s %x" % (r, int(fr.read_register(r)) & 0xffffffffffffffff))
-        for i, e in enumerate(exprs):
-            try:
-                print("@@PRINT %d %s" % (i, gdb.execute("output " + e, to_string=True)))
-            except gdb.error:
-                pass
-        if fr.name() == "main":
-            break
-        n, fr = n + 1, fr.older()
-    gdb.execute("continue")
-`
-	path := filepath.Join(t.TempDir(), "frames.py")
-	if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := testbin.RunCombined(t, gdb, "-batch", "-nx", "-iex", "set debuginfod enabled off", "-x", path, bin)
-	if !strings.Contains(out, "@@BIAS") {
-		t.Skipf("gdb ran no Python script (%v): %s", err, out)
-	}
-	var stops []gdbStop
-	var bias uint64
-	for line := range strings.Lines(out) {
-		line = strings.TrimRight(line, "\n")
-		switch {
-		case strings.HasPrefix(line, "@@BIAS "):
-			bias, _ = strconv.ParseUint(line[7:], 16, 64)
-		case line == "@@STOP":
-			stops = append(stops, gdbStop{bias: bias})
-		case strings.HasPrefix(line, "@@REG ") && len(stops) > 0 && len(stops[len(stops)-1].frames) > 0:
-			var name string
-			var v uint64
-			fmt.Sscanf(line, "@@REG %s %x", &name, &v)
-			fs := stops[len(stops)-1].frames
-			fs[len(fs)-1].regs = append(fs[len(fs)-1].regs, gdbReg{name, v})
-		case strings.HasPrefix(line, "@@PRINT ") && len(stops) > 0 && len(stops[len(stops)-1].frames) > 0:
-			i, val, _ := strings.Cut(line[len("@@PRINT "):], " ")
-			k, _ := strconv.Atoi(i)
-			f := &stops[len(stops)-1].frames[len(stops[len(stops)-1].frames)-1]
-			if f.prints == nil {
-				f.prints = map[string]string{}
-			}
-			f.prints[exprs[k]] = val
-		case strings.HasPrefix(line, "@@FRAME ") && len(stops) > 0:
-			var f gdbFrame
-			fmt.Sscanf(line, "@@FRAME %d %s %d", &f.n, &f.name, &f.line)
-			st := &stops[len(stops)-1]
-			st.frames = append(st.frames, f)
-		default:
-			name, val, ok := strings.Cut(line, " = ")
-			if !ok || len(stops) == 0 || len(stops[len(stops)-1].frames) == 0 || strings.ContainsAny(name, " \t") {
-				continue
-			}
-			fs := stops[len(stops)-1].frames
-			fs[len(fs)-1].vars = append(fs[len(fs)-1].vars, [2]string{name, val})
-		}
-	}
-	if len(stops) == 0 {
-		t.Fatalf("gdb did not stop:\n%s", out)
-	}
-	return stops
-}
-
-func symbolValue(t *testing.T, bin, name string) uint64 {
-	syms, err := testbin.OpenELF(t, bin).Symbols()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range syms {
-		if s.Name == name {
-			return s.Value
-		}
-	}
-	t.Fatalf("%s: no symbol %s", bin, name)
-	return 0
 }
 
 // compareVariables compares gdb's variables of a frame with the Client's
@@ -417,24 +262,24 @@ func compareRegisters(t *testing.T, where string, want []gdbReg, got api.Registe
 	t.Helper()
 	n := 0
 	for _, w := range want {
-		i := slices.IndexFunc(got, func(r api.Register) bool { return strings.EqualFold(r.Name, w.name) })
+		i := slices.IndexFunc(got, func(r api.Register) bool { return strings.EqualFold(r.Name, w.Name) })
 		if i < 0 {
-			t.Errorf("%s: no register %s; gdb %#x", where, w.name, w.v)
+			t.Errorf("%s: no register %s; gdb %#x", where, w.Name, w.V)
 			continue
 		}
 		v, err := strconv.ParseUint(strings.Fields(got[i].Value)[0], 0, 64)
 		if err != nil {
 			t.Fatal(err)
 		}
-		switch gl := w.v - gdbBias; {
+		switch gl := w.V - gdbBias; {
 		case gl >= img[0] && gl < img[1]:
 			if v-ourBias != gl {
-				t.Errorf("%s: %s = %#x (link address %#x); gdb %#x (%#x)", where, w.name, v, v-ourBias, w.v, gl)
+				t.Errorf("%s: %s = %#x (link address %#x); gdb %#x (%#x)", where, w.Name, v, v-ourBias, w.V, gl)
 			}
-		case w.v >= 1<<32 && w.v-gdbBias >= 1<<32:
+		case w.V >= 1<<32 && w.V-gdbBias >= 1<<32:
 			continue // a stack or library address
-		case v != w.v:
-			t.Errorf("%s: %s = %#x; gdb %#x", where, w.name, v, w.v)
+		case v != w.V:
+			t.Errorf("%s: %s = %#x; gdb %#x", where, w.Name, v, w.V)
 		}
 		n++
 	}
@@ -453,7 +298,7 @@ func TestTerminalCallerLocals(t *testing.T) {
 			s := startDelve(t, bin, "cold")
 			e := entrySymbols(t, s.bin, []string{"value"})
 			want := gdbCallerVariables(t, gdb, s.bin, e, []string{"cold"})
-			if len(want) < 2 || len(want[1].frames) == 0 || want[1].frames[0].name != "audit" {
+			if len(want) < 2 || len(want[1].Frames) == 0 || want[1].Frames[0].Name != "audit" {
 				t.Fatalf("gdb's second stop is not in a callee of audit: %+v", want)
 			}
 			at := fmt.Sprintf("*%#x", e[0].Value+s.client.Resolver().ExecutableBias())
@@ -467,7 +312,7 @@ func TestTerminalCallerLocals(t *testing.T) {
 				}
 			}
 			n := 0
-			for _, v := range want[1].frames[0].vars {
+			for _, v := range want[1].Frames[0].Vars {
 				if knownDifference(bin, "audit", v[0], map[int]bool{}) != "" || v[1] == "<optimized out>" {
 					continue
 				}

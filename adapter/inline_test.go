@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-delve/delve/service/api"
 
+	"github.com/splitdbg/splitdbg/internal/gdbtest"
 	"github.com/splitdbg/splitdbg/internal/testbin"
 )
 
@@ -68,8 +69,8 @@ func TestInlinedFramesAsGDB(t *testing.T) {
 					names = append(names, fmt.Sprintf("%s:%d", strings.TrimPrefix(f.Function.Name(), "C."), f.Line))
 				}
 				var gnames []string
-				for _, gf := range g.frames {
-					gnames = append(gnames, fmt.Sprintf("%s:%d", gf.name, gf.line))
+				for _, gf := range g.Frames {
+					gnames = append(gnames, fmt.Sprintf("%s:%d", gf.Name, gf.Line))
 				}
 				if len(names) < len(gnames) || !slices.Equal(names[:len(gnames)], gnames) {
 					t.Errorf("stop %d: stack %v; gdb %v", stop+1, names, gnames)
@@ -82,12 +83,12 @@ func TestInlinedFramesAsGDB(t *testing.T) {
 						t.Errorf("stop %d: plain Delve's stack %+v, %v; want a nameless frame 0 and no inlined frames", stop+1, plain, err)
 					}
 				}
-				for _, gf := range g.frames {
-					where := fmt.Sprintf("stop %d (%s), frame %d %s", stop+1, gnames[0], gf.n, gf.name)
-					if gf.n > 0 && frames[gf.n].PC == frames[gf.n-1].PC {
+				for _, gf := range g.Frames {
+					where := fmt.Sprintf("stop %d (%s), frame %d %s", stop+1, gnames[0], gf.N, gf.Name)
+					if gf.N > 0 && frames[gf.N].PC == frames[gf.N-1].PC {
 						inlined++
 					}
-					scope := api.EvalScope{GoroutineID: -1, Frame: gf.n}
+					scope := api.EvalScope{GoroutineID: -1, Frame: gf.N}
 					args, err := c.ListFunctionArgs(scope, loadCfg)
 					if err != nil {
 						t.Fatalf("%s: args: %v", where, err)
@@ -97,16 +98,16 @@ func TestInlinedFramesAsGDB(t *testing.T) {
 						t.Fatalf("%s: locals: %v", where, err)
 					}
 					// bt -full shows the same variables.
-					if !slices.EqualFunc(append(slices.Clone(args), locs...), append(slices.Clone(frames[gf.n].Arguments), frames[gf.n].Locals...), func(a, b api.Variable) bool {
+					if !slices.EqualFunc(append(slices.Clone(args), locs...), append(slices.Clone(frames[gf.N].Arguments), frames[gf.N].Locals...), func(a, b api.Variable) bool {
 						return a.Name == b.Name && gdbText(a) == gdbText(b)
-					}) && (len(frames[gf.n].Arguments)+len(frames[gf.n].Locals) > 0) {
-						t.Errorf("%s: the stack's variables %v %v differ from args %v and locals %v", where, frames[gf.n].Arguments, frames[gf.n].Locals, args, locs)
+					}) && (len(frames[gf.N].Arguments)+len(frames[gf.N].Locals) > 0) {
+						t.Errorf("%s: the stack's variables %v %v differ from args %v and locals %v", where, frames[gf.N].Arguments, frames[gf.N].Locals, args, locs)
 					}
-					vs := slices.DeleteFunc(append(args, locs...), func(v api.Variable) bool { return knownDifference(bin, gf.name, v.Name, seen) != "" })
-					gvars := slices.DeleteFunc(slices.Clone(gf.vars), func(v [2]string) bool { return knownDifference(bin, gf.name, v[0], seen) != "" })
-					compared += compareVariables(t, where, gvars, vs, g.bias, bias, img)
+					vs := slices.DeleteFunc(append(args, locs...), func(v api.Variable) bool { return knownDifference(bin, gf.Name, v.Name, seen) != "" })
+					gvars := slices.DeleteFunc(slices.Clone(gf.Vars), func(v [2]string) bool { return knownDifference(bin, gf.Name, v[0], seen) != "" })
+					compared += compareVariables(t, where, gvars, vs, g.Bias, bias, img)
 					for _, e := range inlineExprs {
-						gv, ok := gf.prints[e]
+						gv, ok := gf.Prints[e]
 						v, err := c.EvalVariable(scope, e, loadCfg)
 						switch {
 						case !ok && err == nil && v.Unreadable == "":
@@ -122,11 +123,7 @@ func TestInlinedFramesAsGDB(t *testing.T) {
 					}
 				}
 			})
-			for i, k := range callerDifferences {
-				if (k.bin == "" || k.bin == bin) && !seen[i] && slices.Contains(k.seenIn, bin) {
-					t.Errorf("%s: %s of %s no longer differs from gdb (%s): drop it from callerDifferences", bin, k.name, k.fn, k.why)
-				}
-			}
+			gdbtest.CheckSeen(t, bin, seen)
 			if inlined == 0 || compared == 0 {
 				t.Fatalf("%d inlined frames, %d values compared", inlined, compared)
 			}
@@ -172,8 +169,8 @@ func TestTerminalInlinedFrames(t *testing.T) {
 			want := gdbFrames(t, gdb, s.bin, []string{fmt.Sprintf("*('%s'+%#x)", sym, off)}, 0, inlineExprs, []string{"cold"})
 			g := want[0]
 			cmds := []string{fmt.Sprintf("break *%#x", pc), "continue", "bt"}
-			for _, gf := range g.frames {
-				cmds = append(cmds, fmt.Sprintf("frame %d args", gf.n), fmt.Sprintf("frame %d locals", gf.n))
+			for _, gf := range g.Frames {
+				cmds = append(cmds, fmt.Sprintf("frame %d args", gf.N), fmt.Sprintf("frame %d locals", gf.N))
 			}
 			cmds = append(cmds, "print kinds[op->p5 - 1]")
 			out := runTerminal(t, s.client, cmds...)
@@ -182,34 +179,34 @@ func TestTerminalInlinedFrames(t *testing.T) {
 				names = append(names, m[1])
 			}
 			var gnames []string
-			for _, gf := range g.frames {
-				gnames = append(gnames, gf.name)
+			for _, gf := range g.Frames {
+				gnames = append(gnames, gf.Name)
 			}
 			if len(names) < len(gnames) || !slices.Equal(names[:len(gnames)], gnames) {
 				t.Fatalf("bt lists %v; gdb %v:\n%s", names, gnames, out[2])
 			}
 			n := 0
-			for i, gf := range g.frames {
+			for i, gf := range g.Frames {
 				printed := map[string]string{}
 				for line := range strings.Lines(out[3+2*i] + out[4+2*i]) {
 					if name, val, ok := strings.Cut(strings.TrimSpace(line), " = "); ok {
 						printed[name] = val
 					}
 				}
-				for _, v := range gf.vars {
-					if knownDifference(bin, gf.name, v[0], map[int]bool{}) != "" || v[1] == "<optimized out>" || strings.ContainsAny(v[1], "{\"'") || strings.HasPrefix(v[1], "0x") {
+				for _, v := range gf.Vars {
+					if knownDifference(bin, gf.Name, v[0], map[int]bool{}) != "" || v[1] == "<optimized out>" || strings.ContainsAny(v[1], "{\"'") || strings.HasPrefix(v[1], "0x") {
 						continue // Delve's terminal prints aggregates, strings, chars and pointers its own way
 					}
 					n++
 					if printed[v[0]] != v[1] {
-						t.Errorf("frame %d %s: %s = %q; gdb %s", gf.n, gf.name, v[0], printed[v[0]], v[1])
+						t.Errorf("frame %d %s: %s = %q; gdb %s", gf.N, gf.Name, v[0], printed[v[0]], v[1])
 					}
 				}
 			}
 			if n < 3 {
 				t.Errorf("only %d values compared", n)
 			}
-			if w := g.frames[0].prints["kinds[op->p5 - 1]"]; !strings.Contains(out[len(out)-1], strings.SplitN(w, " ", 2)[1]) {
+			if w := g.Frames[0].Prints["kinds[op->p5 - 1]"]; !strings.Contains(out[len(out)-1], strings.SplitN(w, " ", 2)[1]) {
 				t.Errorf("print kinds[op->p5 - 1]: %q; gdb %s", out[len(out)-1], w)
 			}
 		})

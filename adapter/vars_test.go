@@ -1,7 +1,6 @@
 package adapter
 
 import (
-	"debug/elf"
 	"fmt"
 	"maps"
 	"os"
@@ -137,33 +136,6 @@ func gdbVariables(t *testing.T, gdb, bin string, pc uint64, args ...string) (map
 		return nil, nil
 	}
 	return sections["args"], sections["locals"]
-}
-
-// symbolOf returns the code symbol of bin nearest below the link-time
-// address pc (clang's fragment symbols have no size), and pc's offset
-// from it.
-func symbolOf(t *testing.T, bin string, pc uint64) (string, uint64) {
-	f, err := elf.Open(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	syms, err := f.Symbols()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var best *elf.Symbol
-	for i, s := range syms {
-		typ := elf.ST_TYPE(s.Info)
-		if (typ == elf.STT_FUNC || typ == elf.STT_NOTYPE) && s.Name != "" && s.Section != elf.SHN_UNDEF &&
-			s.Value <= pc && (best == nil || s.Value > best.Value) {
-			best = &syms[i]
-		}
-	}
-	if best == nil {
-		t.Fatalf("%s: no code symbol below %#x", bin, pc)
-	}
-	return best.Name, pc - best.Value
 }
 
 var gdbPointers = regexp.MustCompile(`0x[0-9a-f]+`)

@@ -1,0 +1,227 @@
+// Package gdbtest runs gdb 13 on a test binary and reads what it shows
+// at each stop — the frames, inlined ones included, their arguments,
+// locals, registers and printed expressions — for the differential tests
+// of every door (the adapter's terminal, the proxy, DAP); and lists where
+// splitdbg knowingly differs from gdb.
+package gdbtest
+
+import (
+	"debug/elf"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/splitdbg/splitdbg/internal/testbin"
+)
+
+// Stop is where gdb stopped: its load bias of the executable and the
+// frames it shows.
+type Stop struct {
+	Bias   uint64
+	Frames []Frame
+}
+
+// Frame is one frame gdb shows at a stop.
+type Frame struct {
+	N      int
+	Name   string
+	Line   int
+	Vars   [][2]string       // arguments, then locals: name, value as gdb prints it
+	Regs   []Reg             // the callee-saved registers and the PC
+	Prints map[string]string // expression → value as gdb prints it
+}
+
+// Reg is a register's value in a frame.
+type Reg struct {
+	Name string
+	V    uint64
+}
+
+// Frames runs bin under gdb with a breakpoint at each of breaks (gdb
+// locations) and returns, at each stop, every frame from frame from to
+// main, inlined frames included: its name and line, the arguments and
+// locals gdb shows, its callee-saved registers, and what gdb prints for
+// each of exprs there (absent where gdb cannot print it).
+func Frames(t testing.TB, gdb, bin string, breaks []string, from int, exprs []string, args []string) []Stop {
+	t.Helper()
+	var setup strings.Builder
+	for _, b := range breaks {
+		fmt.Fprintf(&setup, "gdb.execute(%q)\n", "break "+b)
+	}
+	fmt.Fprintf(&setup, "exprs = [")
+	for _, e := range exprs {
+		fmt.Fprintf(&setup, "%q, ", e)
+	}
+	fmt.Fprintf(&setup, "]\n")
+	script := `import gdb
+gdb.execute("set pagination off")
+gdb.execute("set confirm off")
+gdb.execute("set print symbol off")
+gdb.execute("set print pretty off")
+gdb.execute("set width 0")
+` + setup.String() + `gdb.execute("run ` + strings.Join(args, " ") + `")
+print("@@BIAS %x" % (int(gdb.parse_and_eval("(long)&main")) - ` + strconv.FormatUint(SymbolValue(t, bin, "main"), 10) + `))
+while gdb.selected_inferior().pid != 0:
+    print("@@STOP")
+    n, fr = ` + strconv.Itoa(from) + `, gdb.newest_frame()
+    for _ in range(n):
+        fr = fr.older()
+    while fr is not None and fr.name() is not None:
+        gdb.execute("frame %d" % n, to_string=True)
+        print("@@FRAME %d %s %d" % (n, fr.name(), fr.find_sal().line))
+        print(gdb.execute("info args", to_string=True))
+        print(gdb.execute("info locals", to_string=True))
+        for r in ("rbx", "rbp", "r12", "r13", "r14", "r15", "rip"):
+            print("@@REG %s %x" % (r, int(fr.read_register(r)) & 0xffffffffffffffff))
+        for i, e in enumerate(exprs):
+            try:
+                print("@@PRINT %d %s" % (i, gdb.execute("output " + e, to_string=True)))
+            except gdb.error:
+                pass
+        if fr.name() == "main":
+            break
+        n, fr = n + 1, fr.older()
+    gdb.execute("continue")
+`
+	path := filepath.Join(t.TempDir(), "frames.py")
+	if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := testbin.RunCombined(t, gdb, "-batch", "-nx", "-iex", "set debuginfod enabled off", "-x", path, bin)
+	if !strings.Contains(out, "@@BIAS") {
+		t.Skipf("gdb ran no Python script (%v): %s", err, out)
+	}
+	var stops []Stop
+	var bias uint64
+	for line := range strings.Lines(out) {
+		line = strings.TrimRight(line, "\n")
+		switch {
+		case strings.HasPrefix(line, "@@BIAS "):
+			bias, _ = strconv.ParseUint(line[7:], 16, 64)
+		case line == "@@STOP":
+			stops = append(stops, Stop{Bias: bias})
+		case strings.HasPrefix(line, "@@REG ") && len(stops) > 0 && len(stops[len(stops)-1].Frames) > 0:
+			var name string
+			var v uint64
+			fmt.Sscanf(line, "@@REG %s %x", &name, &v)
+			fs := stops[len(stops)-1].Frames
+			fs[len(fs)-1].Regs = append(fs[len(fs)-1].Regs, Reg{name, v})
+		case strings.HasPrefix(line, "@@PRINT ") && len(stops) > 0 && len(stops[len(stops)-1].Frames) > 0:
+			i, val, _ := strings.Cut(line[len("@@PRINT "):], " ")
+			k, _ := strconv.Atoi(i)
+			f := &stops[len(stops)-1].Frames[len(stops[len(stops)-1].Frames)-1]
+			if f.Prints == nil {
+				f.Prints = map[string]string{}
+			}
+			f.Prints[exprs[k]] = val
+		case strings.HasPrefix(line, "@@FRAME ") && len(stops) > 0:
+			var f Frame
+			fmt.Sscanf(line, "@@FRAME %d %s %d", &f.N, &f.Name, &f.Line)
+			st := &stops[len(stops)-1]
+			st.Frames = append(st.Frames, f)
+		default:
+			name, val, ok := strings.Cut(line, " = ")
+			if !ok || len(stops) == 0 || len(stops[len(stops)-1].Frames) == 0 || strings.ContainsAny(name, " \t") {
+				continue
+			}
+			fs := stops[len(stops)-1].Frames
+			fs[len(fs)-1].Vars = append(fs[len(fs)-1].Vars, [2]string{name, val})
+		}
+	}
+	if len(stops) == 0 {
+		t.Fatalf("gdb did not stop:\n%s", out)
+	}
+	return stops
+}
+
+func SymbolValue(t testing.TB, bin, name string) uint64 {
+	syms, err := testbin.OpenELF(t, bin).Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range syms {
+		if s.Name == name {
+			return s.Value
+		}
+	}
+	t.Fatalf("%s: no symbol %s", bin, name)
+	return 0
+}
+
+// SymbolOf returns the code symbol of bin nearest below the link-time
+// address pc (clang's fragment symbols have no size), and pc's offset
+// from it.
+func SymbolOf(t testing.TB, bin string, pc uint64) (string, uint64) {
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var best *elf.Symbol
+	for i, s := range syms {
+		typ := elf.ST_TYPE(s.Info)
+		if (typ == elf.STT_FUNC || typ == elf.STT_NOTYPE) && s.Name != "" && s.Section != elf.SHN_UNDEF &&
+			s.Value <= pc && (best == nil || s.Value > best.Value) {
+			best = &syms[i]
+		}
+	}
+	if best == nil {
+		t.Fatalf("%s: no code symbol below %#x", bin, pc)
+	}
+	return best.Name, pc - best.Value
+}
+
+// Differences are the variables that differ from gdb for reasons
+// other than registers, not compared; each still differs in the binaries
+// listed (the test fails when one no longer does, so the list stays true).
+var Differences = []struct {
+	Bin, Fn, Name string // Bin "": every binary
+	Why           string
+	SeenIn        []string
+}{
+	{"", "main", "argc", "splitdbg reads main's DW_OP_entry_value parameters at libc's call site; gdb: <optimized out>",
+		[]string{"gcc-inv", "clang22-inv", "vars", "demo"}},
+	{"", "main", "argv", "the same", []string{"gcc-inv", "clang22-inv", "vars", "demo"}},
+	{"", "main", "worth", "hidden on the line that declares it, as Delve hides it; gdb lists it", []string{"gcc-inv", "clang22-inv"}},
+	{"", "main", "r", "the same", []string{"vars", "demo"}},
+	{"", "main", "s", "the same", []string{"demo"}},
+	{"", "audit", "v", "the same", []string{"gcc-inv", "clang22-inv"}},
+	{"", "step", "extra", "the same", []string{"gcc-inl", "clang22-inl"}},
+	{"gcc-inv", "complain", "it", "GCC's IPA-SRA clone complain.isra.0 describes it by DW_OP_GNU_parameter_ref (the caller's call-site value): gdb reads it, Delve and splitdbg do not (only the DAP test looks at complain itself)", nil},
+	{"clang22-inl", "kind_name", "k", "clang gives the inlined call no entry for k, only the abstract kind_name has one: gdb lists it <optimized out>, Delve (in hot code) and splitdbg omit it", []string{"clang22-inl"}},
+	{"clang22-inl", "main", "prog", "DW_OP_piece with no location (an unknown part of a value) reads as 0; gdb: <optimized out>", []string{"clang22-inl"}},
+	{"gcc-inl", "step", "flags", "GCC gives arrays no DW_AT_byte_size: Delve, in step's entry fragment, reads every element at the array's address", []string{"gcc-inl"}},
+	{"clang22-inv", "main", "cold", "DW_OP_convert, which Delve's op package does not evaluate (issue 15, point 4)", []string{"clang22-inv"}},
+	{"clang22-inv", "value", "calls", "a function static by DW_OP_addrx, which Delve's op package does not evaluate (issue 15, point 4)", []string{"clang22-inv"}},
+}
+
+// Known returns why variable name of function fn in bin differs from
+// gdb, "" when it does not, and marks the difference seen.
+func Known(bin, fn, name string, seen map[int]bool) string {
+	for i, k := range Differences {
+		if (k.Bin == "" || k.Bin == bin) && k.Fn == fn && k.Name == name {
+			seen[i] = true
+			return k.Why
+		}
+	}
+	return ""
+}
+
+// CheckSeen fails t for each difference Differences lists for bin that
+// was not seen: the list stays true.
+func CheckSeen(t testing.TB, bin string, seen map[int]bool) {
+	t.Helper()
+	for i, k := range Differences {
+		if (k.Bin == "" || k.Bin == bin) && !seen[i] && slices.Contains(k.SeenIn, bin) {
+			t.Errorf("%s: %s of %s no longer differs from gdb (%s): drop it from gdbtest.Differences", bin, k.Name, k.Fn, k.Why)
+		}
+	}
+}
