@@ -218,7 +218,7 @@ func cScript(r *recorder) {
 	if len(locs) == 0 {
 		r.t.Fatalf("FindLocation a.c:17: %v", err)
 	}
-	bp, err := c.CreateBreakpoint(&api.Breakpoint{Addr: locs[0].PC, Variables: []string{"x", "r"}})
+	bp, err := c.CreateBreakpoint(&api.Breakpoint{Addr: locs[0].PC})
 	r.add("CreateBreakpoint a.c:17", r.normBreakpoint(bp), err)
 	locs, _, err = c.FindLocation(local, "validate", true, nil)
 	if len(locs) == 0 {
@@ -227,7 +227,9 @@ func cScript(r *recorder) {
 	bp, err = c.CreateBreakpoint(&api.Breakpoint{Addr: locs[0].PC, Name: "v"})
 	r.add("CreateBreakpoint validate", r.normBreakpoint(bp), err)
 	_, cold := delvetest.ColdLine(r.t, "gcccold/a.c", "a-helper")
-	bp, err = c.CreateBreakpointWithExpr(&api.Breakpoint{File: "a.c", Line: cold}, fmt.Sprintf("a.c:%d", cold), nil, true)
+	// Delve reads a breakpoint's variables through the goroutine, which a
+	// C program has none of: they are on one that is not hit.
+	bp, err = c.CreateBreakpointWithExpr(&api.Breakpoint{File: "a.c", Line: cold, Variables: []string{"x", "r"}}, fmt.Sprintf("a.c:%d", cold), nil, true)
 	r.add("CreateBreakpointWithExpr cold line", r.normBreakpoint(bp), err)
 	r.breakpoints("ListBreakpoints")
 
@@ -273,6 +275,22 @@ func cScript(r *recorder) {
 	r.add("ListSources", srcs, err)
 	fns, err := c.ListFunctions("helper", 0)
 	r.add("ListFunctions", fns, err)
+
+	// Scripts (Delve's starlark bindings) call the server by name.
+	var listOut rpc2.ListBreakpointsOut
+	err = c.CallAPI("ListBreakpoints", rpc2.ListBreakpointsIn{}, &listOut)
+	slices.SortFunc(listOut.Breakpoints, func(a, b *api.Breakpoint) int { return a.ID - b.ID })
+	for i, bp := range listOut.Breakpoints {
+		listOut.Breakpoints[i] = r.normBreakpoint(bp)
+	}
+	r.add("CallAPI ListBreakpoints", listOut, err)
+	var stateOut rpc2.StateOut
+	err = c.CallAPI("State", rpc2.StateIn{}, &stateOut)
+	r.add("CallAPI State", r.normState(stateOut.State), err)
+	var evalOut rpc2.EvalOut
+	err = c.CallAPI("Eval", map[string]any{"Scope": map[string]any{"GoroutineID": -1}, "Expr": "x"}, &evalOut)
+	r.add("CallAPI Eval, arguments as a map", evalOut, err)
+	r.add("CallAPI of no method", nil, c.CallAPI("Nope", struct{}{}, &struct{}{}))
 
 	r.continueTo("Continue to helper again")
 	r.continueTo("Continue to the exit")

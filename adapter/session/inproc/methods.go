@@ -582,7 +582,7 @@ func (c *Client) CallAPI(method string, args, reply any) error {
 		}
 		return nil
 	case !m.IsValid() || m.Type().NumIn() != 2:
-		return fmt.Errorf("unknown method: %s", method)
+		return fmt.Errorf("unknown method: RPCServer.%s", method)
 	}
 	mt := m.Type()
 	in := reflect.New(mt.In(0))
@@ -603,7 +603,7 @@ func (c *Client) CallAPI(method string, args, reply any) error {
 		return recode(a.out, reply)
 	}
 	if mt.NumOut() != 1 || mt.In(1).Kind() != reflect.Pointer {
-		return fmt.Errorf("unknown method: %s", method)
+		return fmt.Errorf("unknown method: RPCServer.%s", method)
 	}
 	out := reflect.New(mt.In(1).Elem())
 	_, err := call(c, method, func(_ struct{}, _ *struct{}) error {
