@@ -319,6 +319,24 @@ func (s *Server) copyOutput(d *debuggee, f *os.File, category string) {
 	}
 }
 
+// unread is how many bytes wait in the pipe f, 0 once copyOutput has
+// closed it. It reaches the descriptor through SyscallConn, which holds
+// it open for the call (f.Fd would race with the close, and put the
+// pipe into blocking mode under the reader).
+func unread(f *os.File) int {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	k := 0
+	rc.Control(func(fd uintptr) {
+		if v, err := unix.IoctlGetInt(int(fd), unix.TIOCINQ); err == nil {
+			k = v
+		}
+	})
+	return k
+}
+
 // drainOutput waits, up to a second, until what the program wrote has
 // been sent: its pipes are empty and no reader holds unsent bytes, twice
 // in a row. It is called before the exited event, so the client has the
@@ -328,9 +346,7 @@ func (d *debuggee) drainOutput() {
 	for range 100 {
 		n := int(d.busy.Load())
 		for _, f := range d.outr {
-			if k, err := unix.IoctlGetInt(int(f.Fd()), unix.TIOCINQ); err == nil {
-				n += k
-			}
+			n += unread(f)
 		}
 		if n == 0 {
 			if quiet++; quiet == 2 {
