@@ -160,6 +160,9 @@ func (c *Client) forget() {
 	c.gen++
 	c.stacks = nil
 	c.chains = nil
+	c.shown = nil
+	c.tops = nil
+	c.mem = nil
 	c.frames = nil
 	c.mu.Unlock()
 }

@@ -45,6 +45,11 @@ type Client struct {
 	// shown holds, by goroutine, where the frames of its stack as shown
 	// at this stop come from, as far as a stack was asked for (inline.go).
 	shown map[int64][]shownFrame
+	// tops holds, by goroutine, the registers of the thread running it at
+	// this stop.
+	tops map[int64]regSet
+	// mem is the target's memory as read at this stop (stopMemory).
+	mem *memory
 	// frames holds, by scope, the frames package locals read variables in
 	// at this stop, with the memory they read.
 	frames map[api.EvalScope]*scopeFrame
@@ -110,6 +115,8 @@ func (c *Client) moved() {
 	c.stacks = nil
 	c.chains = nil
 	c.shown = nil
+	c.tops = nil
+	c.mem = nil
 	c.frames = nil
 	c.state = nil
 	c.mu.Unlock()

@@ -307,7 +307,28 @@ func indexPC(frames []api.Stackframe, pc uint64) int {
 // topRegisters returns the registers of the thread running goroutine gid
 // (-1: the selected goroutine or current thread). Delve's scope registers
 // for frame 0 are not used: its stack switch rewrites their stack pointer.
+// They are read once per stop (ListThreadRegisters is one of Delve's
+// slowest calls; the unwind and frame 0's variables both need them).
 func (c *Client) topRegisters(gid int64) (regSet, error) {
+	c.mu.Lock()
+	regs, ok := c.tops[gid]
+	c.mu.Unlock()
+	if ok {
+		return regs, nil
+	}
+	regs, err := c.readTopRegisters(gid)
+	if err == nil {
+		c.mu.Lock()
+		if c.tops == nil {
+			c.tops = make(map[int64]regSet)
+		}
+		c.tops[gid] = regs
+		c.mu.Unlock()
+	}
+	return regs, err
+}
+
+func (c *Client) readTopRegisters(gid int64) (regSet, error) {
 	st, err := c.stopState()
 	if err != nil {
 		return regSet{}, err
@@ -418,7 +439,7 @@ func (c *Client) startChain(ch *regChain, gid int64) {
 		return
 	}
 	ch.frames, ch.regs, ch.done = frames, []regSet{regs}, false
-	ch.u = unwinder{res: c.res, mem: &memory{read: c.readMemory, static: c.readOnly}}
+	ch.u = unwinder{res: c.res, mem: c.stopMemory()}
 	ch.u.mem.prefetch(regs.v[regRSP])
 }
 

@@ -106,12 +106,18 @@ type memory struct {
 const memBlock = 256 // divides the page size, so a block never crosses a page
 
 // prefetch reads the stack above sp in one call, as far as Delve reads in
-// one (1000 bytes) and whole blocks go: the frames of a few C calls. A
-// failed read (the stack ends sooner) leaves the blocks to be read one by
-// one.
+// one (1000 bytes) and whole blocks go: the frames of a few C calls,
+// unless the block at sp was read already. A failed read (the stack ends
+// sooner) leaves the blocks to be read one by one.
 func (m *memory) prefetch(sp uint64) {
 	base := sp &^ (memBlock - 1)
 	const n = 1000 / memBlock * memBlock
+	m.mu.Lock()
+	_, done := m.blocks[base]
+	m.mu.Unlock()
+	if done {
+		return // read for a frame it called
+	}
 	b, err := m.read(base, n)
 	if err != nil || len(b) != n {
 		return

@@ -111,7 +111,7 @@ func (c *Client) newScopeFrame(scope api.EvalScope, pc uint64, line int) *scopeF
 		sf.err = fmt.Errorf("adapter: registers of frame %d: %w", scope.Frame, err)
 		return sf
 	}
-	u := &unwinder{res: c.res, mem: &memory{read: c.readMemory, static: c.readOnly}}
+	u := &unwinder{res: c.res, mem: c.stopMemory()}
 	if sp, ok := regs.get(regRSP); ok {
 		u.mem.prefetch(sp) // the frame's locals, and the caller's for entry values
 	}
@@ -149,7 +149,7 @@ var delveGiveUps = [...]string{
 	"invalid instruction 0xa3",
 	"invalid instruction 0xf3",
 	"could not interpret location attribute Location",
-	"invalid instruction 0xa1", // DW_OP_addrx (clang's DWARF 5 statics and globals)
+	"invalid instruction 0xa1",     // DW_OP_addrx (clang's DWARF 5 statics and globals)
 	"pointer size 1 not supported", // DW_OP_deref_size 1 (GCC: a char of the frame)
 	"pointer size 2 not supported",
 }
@@ -310,6 +310,18 @@ func dwarfRegisters(r *regSet, cfa, bias uint64) *op.DwarfRegisters {
 	}
 	regs.CFA = int64(cfa)
 	return regs
+}
+
+// stopMemory returns the memory of the stopped target as read at this
+// stop, shared by the frames read in it: callers' frames lie in the
+// blocks read for the frames they called.
+func (c *Client) stopMemory() *memory {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mem == nil {
+		c.mem = &memory{read: c.readMemory, static: c.readOnly}
+	}
+	return c.mem
 }
 
 // readOnly reads n bytes of the process at addr from the file of its
