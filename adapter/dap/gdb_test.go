@@ -41,7 +41,8 @@ var gdbRuns = []gdbRun{
 // compares, at every stop: the frames of stackTrace up to main, inlined
 // ones included, with gdb's names and lines (frame 0 on the line the
 // breakpoint was set on); every variable of every frame's scope whose
-// value gdb prints as a number; and evaluate in frame 0.
+// value gdb prints as a number; and evaluate in frame 0. At the first
+// stop in withdraw's moved frame it also sets a variable there.
 func TestAsGDB(t *testing.T) {
 	gdb := testbin.Tool(t, "gdb")
 	for _, run := range gdbRuns {
@@ -113,6 +114,9 @@ func TestAsGDB(t *testing.T) {
 						compared++
 					}
 				}
+				if stop == 0 && run.src == "inv/inv.c" {
+					compared += setInMovedFrame(t, c, frames[0].Id)
+				}
 				call[*dap.ContinueResponse](c, "continue", map[string]any{"threadId": ev.Body.ThreadId})
 			}
 			gdbtest.CheckSeen(t, run.bin, seen)
@@ -135,6 +139,43 @@ func delveLine(bin string, ours, gdbs []string) string {
 		return ""
 	}
 	return fmt.Sprintf("frame 0 at %s, gdb %s: Delve's line at complain's entry", ours[0], gdbs[0])
+}
+
+// setInMovedFrame sets it->qty in withdraw's moved frame (frame) through
+// setVariable on the struct it points to, reads it back with evaluate,
+// and sets it back, so that the run goes on as gdb's; it returns the
+// values it compared.
+func setInMovedFrame(t *testing.T, c *client, frame int) int {
+	t.Helper()
+	sc := call[*dap.ScopesResponse](c, "scopes", map[string]any{"frameId": frame})
+	vars := call[*dap.VariablesResponse](c, "variables", map[string]any{"variablesReference": sc.Body.Scopes[0].VariablesReference})
+	i := slices.IndexFunc(vars.Body.Variables, func(v dap.Variable) bool { return v.Name == "it" })
+	if i < 0 || vars.Body.Variables[i].VariablesReference == 0 {
+		t.Fatalf("withdraw's moved frame has no it to expand: %s", describe(vars))
+	}
+	ref := vars.Body.Variables[i].VariablesReference
+	// A pointer's child is what it points to; a struct's, its fields.
+	for range 2 {
+		kids := call[*dap.VariablesResponse](c, "variables", map[string]any{"variablesReference": ref})
+		if slices.ContainsFunc(kids.Body.Variables, func(v dap.Variable) bool { return v.Name == "qty" }) {
+			break
+		}
+		if len(kids.Body.Variables) != 1 {
+			t.Fatalf("*it: %s", describe(kids))
+		}
+		ref = kids.Body.Variables[0].VariablesReference
+	}
+	before := evaluate(t, c, frame, "it->qty")
+	for _, v := range []string{"42", before} {
+		r := c.response(c.send("setVariable", map[string]any{"variablesReference": ref, "name": "qty", "value": v}))
+		if _, ok := r.(*dap.SetVariableResponse); !ok {
+			t.Fatalf("setVariable qty = %s in a moved frame: %s", v, describe(r))
+		}
+		if got := evaluate(t, c, frame, "it->qty"); got != v {
+			t.Errorf("after setVariable qty = %s, it->qty is %s", v, got)
+		}
+	}
+	return 2
 }
 
 // gdbBreaks returns gdb locations for the addresses the server's
