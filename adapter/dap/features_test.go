@@ -20,6 +20,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-dap"
 
+	"github.com/splitdbg/splitdbg/internal/gdbtest"
 	"github.com/splitdbg/splitdbg/internal/testbin"
 )
 
@@ -333,8 +334,9 @@ func TestDebugMode(t *testing.T) {
 
 // TestConditionInMovedCode puts a conditional breakpoint and a logpoint
 // on withdraw's cold line, which inv runs with shortfalls 3, 1, 4 and 6:
-// the program stops where shortfall > 2, and the logpoint prints every
-// run, its expression read in the moved frame.
+// the program stops where shortfall > 2, as gdb 13 does with the same
+// condition at the same address, and the logpoint prints every run, its
+// expression read in the moved frame.
 func TestConditionInMovedCode(t *testing.T) {
 	for _, name := range []string{"gcc-inv", "clang22-inv"} {
 		t.Run(name, func(t *testing.T) {
@@ -364,6 +366,18 @@ func TestConditionInMovedCode(t *testing.T) {
 			}
 			if strings.Join(got, " ") != "3 4 6" {
 				t.Errorf("stops with shortfall %v, want 3 4 6", got)
+			}
+			// gdb 13, with the same condition at the same address.
+			if gdb, err := exec.LookPath("gdb"); err == nil {
+				var gs []string
+				for _, b := range gdbBreaks(t, bin, gdbRun{src: "inv/inv.c", lines: []int{line}}) {
+					for _, st := range gdbtest.Frames(t, gdb, bin, []string{b + " if shortfall > 2"}, 0, []string{"shortfall"}, []string{"cold"}) {
+						gs = append(gs, st.Frames[0].Prints["shortfall"])
+					}
+				}
+				if !slices.Equal(got, gs) {
+					t.Errorf("stops with shortfall %v; gdb %v", got, gs)
+				}
 			}
 			// Now a logpoint instead, and the rest of the run: value's cold line.
 			call[*dap.SetFunctionBreakpointsResponse](c, "setFunctionBreakpoints", map[string]any{"breakpoints": []map[string]any{}})
