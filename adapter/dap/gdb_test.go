@@ -3,6 +3,7 @@ package dap
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -253,5 +254,52 @@ func (c *client) waitStopOrEnd() *dap.StoppedEvent {
 				c.events = append(c.events, m)
 			}
 		}
+	}
+}
+
+// TestStackBottomAsGDB compares the frames below main at a stop in
+// withdraw's moved code, through the DAP door's stackTrace, with gdb 13's
+// backtrace past main at the same address, with glibc's debug file
+// (Debian's libc6-dbg): __libc_start_call_main at its line, then
+// __libc_start_main_impl.
+func TestStackBottomAsGDB(t *testing.T) {
+	gdb := testbin.Tool(t, "gdb")
+	frame := regexp.MustCompile(`(?m)^#\d+\s+(?:0x[0-9a-f]+ in )?(\w+) \(.*\) at (\S+):(\d+)$`)
+	for _, name := range []string{"gcc-inv", "clang22-inv"} {
+		t.Run(name, func(t *testing.T) {
+			bin := testbin.Path(t, name)
+			breaks := gdbBreaks(t, bin, gdbRun{src: "inv/inv.c", lines: []int{42}})
+			out, _ := testbin.RunCombined(t, gdb, "-batch", "-nx", "-iex", "set debuginfod enabled off",
+				"-ex", "set backtrace past-main on", "-ex", "break "+breaks[0], "-ex", "run cold", "-ex", "bt", bin)
+			var want []string
+			for _, m := range frame.FindAllStringSubmatch(out, -1) {
+				want = append(want, fmt.Sprintf("%s %s:%s", m[1], filepath.Base(m[2]), m[3]))
+			}
+			if !slices.ContainsFunc(want, func(s string) bool { return strings.HasPrefix(s, "__libc_start_call_main ") }) {
+				t.Skipf("gdb names no frame below main (glibc's debug file missing?):\n%s", out)
+			}
+			path, err := filepath.Abs(filepath.Join(testbin.Dir(), "..", "src", "inv/inv.c"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := dial(t, serve(t))
+			launch(t, c, bin, "cold")
+			call[*dap.SetBreakpointsResponse](c, "setBreakpoints", map[string]any{"source": map[string]any{"path": path}, "breakpoints": []map[string]any{{"line": 42}}})
+			call[*dap.ConfigurationDoneResponse](c, "configurationDone", nil)
+			ev, frames := stopped(t, c, "breakpoint")
+			var got []string
+			for _, f := range frames {
+				file := ""
+				if f.Source != nil {
+					file = filepath.Base(f.Source.Path)
+				}
+				got = append(got, fmt.Sprintf("%s %s:%d", strings.TrimPrefix(f.Name, "C."), file, f.Line))
+			}
+			if len(got) < len(want) || !slices.Equal(got[:len(want)], want) {
+				t.Errorf("stackTrace %q; gdb %q", got, want)
+			}
+			call[*dap.ContinueResponse](c, "continue", map[string]any{"threadId": ev.Body.ThreadId})
+			call[*dap.DisconnectResponse](c, "disconnect", map[string]any{})
+		})
 	}
 }
