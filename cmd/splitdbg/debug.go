@@ -24,8 +24,10 @@ an address there, and "continue", "bt", "frame N", "args", "locals",
 "print" (globals, statics, ->, *p, &x and casts too), "set", "watch",
 "cond", "next", "step", "stepout", "list" and "disassemble" work in split
 functions, with callers' variables read through their saved registers
-(plain Delve 1.27 creates such a breakpoint with no address, shows ???
-frames in moved code and reads no variables there). "break FUNC" on a
+and calls inlined into moved code shown as frames of their own, each
+with its variables, as gdb shows them (plain Delve 1.27 creates such a
+breakpoint with no address, shows ??? frames in moved code and reads no
+variables there). "break FUNC" on a
 name several static functions share stops in each; "break FILE:FUNC"
 picks one. Commands may also come on standard input, one per line.
 
