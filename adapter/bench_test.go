@@ -9,9 +9,9 @@ import (
 	"github.com/go-delve/delve/service/api"
 )
 
-// The benchmarks time the Client against plain rpc2 calls on the same
-// Delve session, for the calls the Client changes. "plain" is the
-// cheapest plain Delve call that gives the same result where Delve can:
+// The benchmarks time the Client against plain Delve calls on the same
+// Delve session, called in process as splitdbg's doors call it, for the
+// calls the Client changes. "plain" is the cheapest plain Delve call that gives the same result where Delve can:
 // for a cold line, a breakpoint at the addresses splitdbg resolves.
 //
 // The machine is shared and loaded, so each iteration runs the plain call
@@ -53,7 +53,7 @@ func median(ds []time.Duration) time.Duration {
 
 // BenchmarkCreateBreakpoint creates and clears a breakpoint.
 func BenchmarkCreateBreakpoint(b *testing.B) {
-	s := startDelve(b, "gcc-cold", "cold")
+	s := startInProcess(b, "gcc-cold", "cold")
 	file, line := coldLine(b, "gcccold/main.c", "process")
 	res, err := s.client.Resolver().Resolve(spec(file, line))
 	if err != nil {
@@ -116,7 +116,7 @@ func BenchmarkStacktrace(b *testing.B) {
 	}
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {
-			s := startDelve(b, tc.bin, "cold")
+			s := startInProcess(b, tc.bin, "cold")
 			req := &api.Breakpoint{FunctionName: tc.fn}
 			if tc.fn == "" {
 				file, line := coldLine(b, tc.src, tc.marker)
@@ -176,7 +176,7 @@ func (c *Client) forget() {
 // once per stop: "first" drops them before each call, the cost of the
 // first args at a stop.
 func BenchmarkArgs(b *testing.B) {
-	s := startDelve(b, "vars", "cold")
+	s := startInProcess(b, "vars", "cold")
 	file, line := coldLine(b, "vars/vars.c", "inspect")
 	if _, err := s.client.CreateBreakpoint(&api.Breakpoint{File: file, Line: line}); err != nil {
 		b.Fatal(err)
@@ -218,12 +218,12 @@ func BenchmarkArgs(b *testing.B) {
 // entry, in another session of the same program). "first" drops what
 // the client learned at the stop before each call.
 func BenchmarkFullStack(b *testing.B) {
-	moved := startDelve(b, "vars", "cold")
+	moved := startInProcess(b, "vars", "cold")
 	file, line := coldLine(b, "vars/vars.c", "inspect")
 	if _, err := moved.client.CreateBreakpoint(&api.Breakpoint{File: file, Line: line}); err != nil {
 		b.Fatal(err)
 	}
-	hot := startDelve(b, "vars", "cold")
+	hot := startInProcess(b, "vars", "cold")
 	if _, err := hot.plain.CreateBreakpoint(&api.Breakpoint{FunctionName: "C.inspect"}); err != nil {
 		b.Fatal(err)
 	}

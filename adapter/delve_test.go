@@ -3,12 +3,18 @@ package adapter
 import (
 	"fmt"
 	"net"
+	"os"
 	"testing"
 	"time"
 
+	"github.com/go-delve/delve/pkg/proc"
+	"github.com/go-delve/delve/service"
+	"github.com/go-delve/delve/service/debugger"
 	"github.com/go-delve/delve/service/rpc2"
 
+	"github.com/splitdbg/splitdbg/adapter/session/inproc"
 	"github.com/splitdbg/splitdbg/internal/delvetest"
+	"github.com/splitdbg/splitdbg/internal/testbin"
 )
 
 // session is a real Delve server run in-process on a loopback listener,
@@ -16,7 +22,7 @@ import (
 // Client over the same connection.
 type session struct {
 	bin    string
-	plain  *rpc2.RPCClient
+	plain  service.Client
 	client *Client
 }
 
@@ -40,6 +46,41 @@ func startDelve(t testing.TB, name string, args ...string) *session {
 		}
 	})
 	c, err := New(plain, srv.Bin)
+	if err != nil {
+		t.Fatalf("adapter.New(%s): %v", name, err)
+	}
+	s.client = c
+	return s
+}
+
+// startInProcess is startDelve with Delve called in process, without
+// JSON (package inproc), as splitdbg debug and splitdbg dap reach it:
+// the benchmarks time what those doors do.
+func startInProcess(t testing.TB, name string, args ...string) *session {
+	t.Helper()
+	bin := testbin.Path(t, name)
+	dc, err := inproc.New(&service.Config{
+		ProcessArgs: append([]string{bin}, args...),
+		APIVersion:  2,
+		Debugger: debugger.Config{
+			Backend:     "native",
+			ExecuteKind: debugger.ExecutingExistingFile,
+			Stdout:      proc.OutputRedirect{Path: os.DevNull},
+			Stderr:      proc.OutputRedirect{Path: os.DevNull},
+		},
+	})
+	if err != nil {
+		delvetest.SkipNoPtrace(t, err, name)
+		t.Fatalf("Delve on %s: %v", name, err)
+	}
+	s := &session{bin: bin, plain: dc}
+	t.Cleanup(func() {
+		if s.client != nil {
+			s.client.Close()
+		}
+		dc.Detach(true)
+	})
+	c, err := New(dc, bin)
 	if err != nil {
 		t.Fatalf("adapter.New(%s): %v", name, err)
 	}
