@@ -349,11 +349,28 @@ func (c *Client) readTopRegisters(gid int64) (regSet, error) {
 	if tid < 0 {
 		return regSet{}, errors.New("adapter: goroutine runs on no thread")
 	}
+	if rv, ok := c.delve.(registerValues); ok {
+		var r regSet
+		written, err := rv.ThreadRegisterValues(tid, r.v[:])
+		if err != nil {
+			return regSet{}, fmt.Errorf("adapter: registers of thread %d: %w", tid, err)
+		}
+		r.valid = uint32(written)
+		return r, r.complete()
+	}
 	rs, err := c.delve.ListThreadRegisters(tid, false)
 	if err != nil {
 		return regSet{}, fmt.Errorf("adapter: registers of thread %d: %w", tid, err)
 	}
 	return parseRegisters(rs)
+}
+
+// registerValues is a Delve client that gives a thread's registers as
+// numbers (adapter/session/inproc's): ListThreadRegisters without
+// Delve's formatting of every register as text, a third of the first
+// request for a moved frame's variables.
+type registerValues interface {
+	ThreadRegisterValues(threadID int, dst []uint64) (written uint64, err error)
 }
 
 // stopState returns the state of the current stop, asking Delve when the

@@ -69,13 +69,19 @@ func parseRegisters(rs api.Registers) (regSet, error) {
 		}
 		r.set(uint64(reg.DwarfNumber), v)
 	}
+	return r, r.complete()
+}
+
+// complete says whether r has what unwinding starts from: the PC and
+// the stack pointer.
+func (r *regSet) complete() error {
 	if _, ok := r.get(regRIP); !ok {
-		return r, errors.New("adapter: Delve listed no PC register")
+		return errors.New("adapter: Delve listed no PC register")
 	}
 	if _, ok := r.get(regRSP); !ok {
-		return r, errors.New("adapter: Delve listed no stack pointer")
+		return errors.New("adapter: Delve listed no stack pointer")
 	}
-	return r, nil
+	return nil
 }
 
 // apiRegisters converts a register set to Delve's form.

@@ -490,3 +490,47 @@ func TestPanicIsError(t *testing.T) {
 	}()
 	wg.Wait()
 }
+
+// TestThreadRegisterValues compares the numbers with ListThreadRegisters'
+// text of the same registers, at a stop in gcc-cold's main.
+func TestThreadRegisterValues(t *testing.T) {
+	c := startInproc(t, testbin.Path(t, "gcc-cold"), "cold")
+	if _, err := c.CreateBreakpoint(&api.Breakpoint{FunctionName: "C.main"}); err != nil {
+		t.Fatal(err)
+	}
+	st := <-c.Continue()
+	if st.Err != nil || st.Exited || st.CurrentThread == nil {
+		t.Fatalf("continue: %+v", st)
+	}
+	tid := st.CurrentThread.ID
+	var got [17]uint64
+	written, err := c.ThreadRegisterValues(tid, got[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := c.ListThreadRegisters(tid, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want [17]uint64
+	var listed uint64
+	for _, r := range rs {
+		if r.DwarfNumber < 0 || r.DwarfNumber >= len(want) {
+			continue
+		}
+		v, err := strconv.ParseUint(strings.Fields(r.Value)[0], 0, 64)
+		if err != nil {
+			t.Fatalf("%s = %q: %v", r.Name, r.Value, err)
+		}
+		want[r.DwarfNumber], listed = v, listed|1<<r.DwarfNumber
+	}
+	if written != listed || got != want {
+		t.Errorf("ThreadRegisterValues = %#x %x, ListThreadRegisters gives %#x %x", written, got, listed, want)
+	}
+	if want[16] != st.CurrentThread.PC {
+		t.Errorf("rip = %#x, the thread's PC is %#x", want[16], st.CurrentThread.PC)
+	}
+	if _, err := c.ThreadRegisterValues(-5, got[:]); err == nil {
+		t.Error("no error for a thread that does not exist")
+	}
+}

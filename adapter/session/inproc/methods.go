@@ -627,3 +627,38 @@ func recode(v, ptr any) error {
 	}
 	return json.Unmarshal(b, ptr)
 }
+
+// ThreadRegisterValues writes the registers of thread threadID numbered
+// 0 to len(dst)-1 in the architecture's DWARF numbering (on amd64 the
+// System V psABI's: rax, rdx, rcx, rbx, rsi, rdi, rbp, rsp, r8 to r15,
+// then the return address column, rip) into dst, and returns which it
+// wrote as a bit mask. They are the values ListThreadRegisters gives,
+// without the text Delve makes of every register first, floating-point
+// ones included (api.ConvertRegisters): a debugger core that unwinds
+// needs the numbers. It is not part of service.Client.
+func (c *Client) ThreadRegisterValues(threadID int, dst []uint64) (written uint64, err error) {
+	if len(dst) > 64 {
+		dst = dst[:64]
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return 0, ErrDetached
+	}
+	err = guard("ListRegisters", func() error {
+		regs, _, err := c.d.ThreadRegisters(threadID)
+		if err != nil {
+			return err
+		}
+		for n := range dst {
+			if r := regs.Reg(uint64(n)); r != nil {
+				dst[n], written = r.Uint64Val, written|1<<n
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return written, nil
+}
