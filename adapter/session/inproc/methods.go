@@ -590,17 +590,13 @@ func (c *Client) CallAPI(method string, args, reply any) error {
 		return fmt.Errorf("malformed request body: %v", err)
 	}
 	if mt.In(1) == reflect.TypeFor[service.RPCCallback]() {
-		cb, err := c.start(method, func(cb service.RPCCallback) {
+		out, err := wait[any](c, method, func(cb service.RPCCallback) {
 			m.Call([]reflect.Value{in.Elem(), reflect.ValueOf(cb)})
 		})
 		if err != nil {
 			return err
 		}
-		a := <-cb.answer
-		if a.err != nil {
-			return a.err
-		}
-		return recode(a.out, reply)
+		return recode(out, reply)
 	}
 	if mt.NumOut() != 1 || mt.In(1).Kind() != reflect.Pointer {
 		return fmt.Errorf("unknown method: RPCServer.%s", method)
@@ -640,25 +636,16 @@ func (c *Client) ThreadRegisterValues(threadID int, dst []uint64) (written uint6
 	if len(dst) > 64 {
 		dst = dst[:64]
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return 0, ErrDetached
-	}
-	err = guard("ListRegisters", func() error {
+	return call(c, "ListRegisters", func(threadID int, mask *uint64) error {
 		regs, _, err := c.d.ThreadRegisters(threadID)
 		if err != nil {
 			return err
 		}
 		for n := range dst {
 			if r := regs.Reg(uint64(n)); r != nil {
-				dst[n], written = r.Uint64Val, written|1<<n
+				dst[n], *mask = r.Uint64Val, *mask|1<<n
 			}
 		}
 		return nil
-	})
-	if err != nil {
-		return 0, err
-	}
-	return written, nil
+	}, threadID)
 }
