@@ -81,13 +81,20 @@ func (r *runState) interrupt(d *debuggee) <-chan struct{} {
 	return done
 }
 
-// stop halts a running target quietly (the stop is not reported) and
-// waits for the running command to return.
-func (r *runState) stop(d *debuggee) {
+// halt halts a running target quietly (the stop is not reported) and
+// returns the channel closed when the running command returns (nil if
+// none runs).
+func (r *runState) halt(d *debuggee) <-chan struct{} {
 	r.mu.Lock()
 	r.quiet = true
 	r.mu.Unlock()
-	if done := r.interrupt(d); done != nil {
+	return r.interrupt(d)
+}
+
+// stop halts a running target quietly and waits for the running command
+// to return.
+func (r *runState) stop(d *debuggee) {
+	if done := r.halt(d); done != nil {
 		<-done
 	}
 }

@@ -466,10 +466,7 @@ func (s *Server) shutdown(terminate bool) error {
 		return nil
 	}
 	kill := terminate || !d.sess.Attached
-	d.run.mu.Lock()
-	d.run.quiet = true
-	d.run.mu.Unlock()
-	if done := d.run.interrupt(d); done != nil {
+	if done := d.run.halt(d); done != nil {
 		select {
 		case <-done:
 		case <-time.After(3 * time.Second):
