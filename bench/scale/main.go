@@ -39,6 +39,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/splitdbg/splitdbg/internal/elfx"
 )
 
 // Sample is one timed process.
@@ -258,7 +260,7 @@ func prepare(bin string) *Input {
 		log.Fatal(err)
 	}
 	in := &Input{Path: abs, Size: st.Size(), Compiler: filepath.Base(filepath.Dir(abs)), Sections: map[string]uint64{}}
-	f, err := elf.Open(abs)
+	f, err := elfx.Open(abs)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -269,7 +271,9 @@ func prepare(bin string) *Input {
 			in.SectionsRead += int64(s.Size)
 		}
 	}
-	syms, err := f.Symbols()
+	// Code symbols: functions, and clang's fragment symbols (fI.cold is
+	// STT_NOTYPE), as splitdbg reads them.
+	syms, err := f.CodeSymbols()
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -278,11 +282,7 @@ func prepare(bin string) *Input {
 	coldOf := map[string]rng{}
 	maxCopy, maxF := -1, -1
 	for _, s := range syms {
-		// Code symbols with a size: functions, and clang's fragment
-		// symbols (fI.cold is STT_NOTYPE).
-		typ := elf.ST_TYPE(s.Info)
-		if typ != elf.STT_FUNC && typ != elf.STT_NOTYPE || s.Size == 0 ||
-			int(s.Section) >= len(f.Sections) || f.Sections[s.Section].Flags&elf.SHF_EXECINSTR == 0 {
+		if s.Size == 0 {
 			continue
 		}
 		r := rng{s.Value, s.Value + s.Size}
