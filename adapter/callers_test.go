@@ -49,7 +49,7 @@ func TestCallerVariablesAsGDB(t *testing.T) {
 			}
 			compared := 0
 			seen := map[int]bool{}
-			stops := eachStop(t, c, want, func(stop int, g gdbStop) {
+			stops := eachStop(t, c, want, func(stop int, g gdbtest.Stop) {
 				frames, err := c.Stacktrace(-1, 10, 0, 0, nil)
 				if err != nil {
 					t.Fatal(err)
@@ -76,9 +76,9 @@ func TestCallerVariablesAsGDB(t *testing.T) {
 					compared += compareRegisters(t, where, gf.Regs, regs, g.Bias, c.Resolver().ExecutableBias(), img)
 					vs := append(args, locs...)
 					gvars := slices.DeleteFunc(slices.Clone(gf.Vars), func(v [2]string) bool {
-						return knownDifference(tc.bin, gf.Name, v[0], seen) != ""
+						return gdbtest.Known(tc.bin, gf.Name, v[0], seen) != ""
 					})
-					vs = slices.DeleteFunc(vs, func(v api.Variable) bool { return knownDifference(tc.bin, gf.Name, v.Name, seen) != "" })
+					vs = slices.DeleteFunc(vs, func(v api.Variable) bool { return gdbtest.Known(tc.bin, gf.Name, v.Name, seen) != "" })
 					compared += compareVariables(t, where, gvars, vs, g.Bias, c.Resolver().ExecutableBias(), img)
 				}
 			})
@@ -94,7 +94,7 @@ func TestCallerVariablesAsGDB(t *testing.T) {
 // eachStop continues c until the program ends and calls f at each stop,
 // numbered from 0, with gdb's stop of the same number; it returns the
 // number of stops and fails unless gdb stopped as often.
-func eachStop(t *testing.T, c *Client, want []gdbStop, f func(stop int, g gdbStop)) int {
+func eachStop(t *testing.T, c *Client, want []gdbtest.Stop, f func(stop int, g gdbtest.Stop)) int {
 	t.Helper()
 	stop := 0
 	for ; ; stop++ {
@@ -115,21 +115,6 @@ func eachStop(t *testing.T, c *Client, want []gdbStop, f func(stop int, g gdbSto
 	}
 	return stop
 }
-
-// The gdb driver and the known differences are gdbtest's, shared with
-// the other doors' tests.
-type (
-	gdbStop  = gdbtest.Stop
-	gdbFrame = gdbtest.Frame
-	gdbReg   = gdbtest.Reg
-)
-
-var (
-	gdbFrames       = gdbtest.Frames
-	symbolValue     = gdbtest.SymbolValue
-	symbolOf        = gdbtest.SymbolOf
-	knownDifference = gdbtest.Known
-)
 
 // entrySymbols returns the function symbols of bin named by one of the
 // prefixes (complain matches GCC's complain.isra.0).
@@ -168,13 +153,13 @@ func executableRange(t *testing.T, bin string) [2]uint64 {
 // gdbCallerVariables runs bin under gdb with a breakpoint at each entry
 // and returns, at each stop, the arguments and locals gdb shows in every
 // frame from 1 to main.
-func gdbCallerVariables(t *testing.T, gdb, bin string, entries []elf.Symbol, args []string) []gdbStop {
+func gdbCallerVariables(t *testing.T, gdb, bin string, entries []elf.Symbol, args []string) []gdbtest.Stop {
 	t.Helper()
 	var breaks []string
 	for _, e := range entries {
 		breaks = append(breaks, fmt.Sprintf("*'%s'", e.Name))
 	}
-	return gdbFrames(t, gdb, bin, breaks, 1, nil, args)
+	return gdbtest.Frames(t, gdb, bin, breaks, 1, nil, args)
 }
 
 // compareVariables compares gdb's variables of a frame with the Client's
@@ -258,7 +243,7 @@ func TestCallerVariablesInStack(t *testing.T) {
 // the Client's, values that are not addresses as they are, addresses in
 // the executable as link-time addresses; stack and library addresses
 // differ between two runs and are not compared.
-func compareRegisters(t *testing.T, where string, want []gdbReg, got api.Registers, gdbBias, ourBias uint64, img [2]uint64) int {
+func compareRegisters(t *testing.T, where string, want []gdbtest.Reg, got api.Registers, gdbBias, ourBias uint64, img [2]uint64) int {
 	t.Helper()
 	n := 0
 	for _, w := range want {
@@ -313,7 +298,7 @@ func TestTerminalCallerLocals(t *testing.T) {
 			}
 			n := 0
 			for _, v := range want[1].Frames[0].Vars {
-				if knownDifference(bin, "audit", v[0], map[int]bool{}) != "" || v[1] == "<optimized out>" {
+				if gdbtest.Known(bin, "audit", v[0], map[int]bool{}) != "" || v[1] == "<optimized out>" {
 					continue
 				}
 				n++

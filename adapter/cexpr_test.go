@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-delve/delve/service/api"
 
+	"github.com/splitdbg/splitdbg/internal/gdbtest"
 	"github.com/splitdbg/splitdbg/internal/testbin"
 )
 
@@ -130,7 +131,7 @@ func TestMovedFrameExprAsGDB(t *testing.T) {
 // program at.
 func gdbPrint(t *testing.T, gdb, bin string, pc uint64, exprs []string, args ...string) ([]string, uint64) {
 	t.Helper()
-	sym, off := symbolOf(t, bin, pc)
+	sym, off := gdbtest.SymbolOf(t, bin, pc)
 	at := fmt.Sprintf("*('%s'+%#x)", sym, off)
 	cmd := []string{"-nx", "-batch", "-ex", "set debuginfod enabled off", "-ex", "set width 0", "-ex", "set print pretty off",
 		"-ex", "break " + at, "-ex", "run", "-ex", "echo @@pc\\n", "-ex", "print/x $pc"}

@@ -51,15 +51,15 @@ func TestInlinedFramesAsGDB(t *testing.T) {
 					t.Fatalf("break inl.c:%d (%s): %v", line, m, err)
 				}
 				for _, a := range bp.Addrs {
-					sym, off := symbolOf(t, s.bin, a-bias)
+					sym, off := gdbtest.SymbolOf(t, s.bin, a-bias)
 					breaks = append(breaks, fmt.Sprintf("*('%s'+%#x)", sym, off))
 				}
 			}
-			want := gdbFrames(t, gdb, s.bin, breaks, 0, inlineExprs, []string{"cold"})
+			want := gdbtest.Frames(t, gdb, s.bin, breaks, 0, inlineExprs, []string{"cold"})
 			img := executableRange(t, s.bin)
 			compared, inlined := 0, 0
 			seen := map[int]bool{}
-			stops := eachStop(t, c, want, func(stop int, g gdbStop) {
+			stops := eachStop(t, c, want, func(stop int, g gdbtest.Stop) {
 				frames, err := c.Stacktrace(-1, 10, 0, 0, &loadCfg)
 				if err != nil {
 					t.Fatal(err)
@@ -103,8 +103,8 @@ func TestInlinedFramesAsGDB(t *testing.T) {
 					}) && (len(frames[gf.N].Arguments)+len(frames[gf.N].Locals) > 0) {
 						t.Errorf("%s: the stack's variables %v %v differ from args %v and locals %v", where, frames[gf.N].Arguments, frames[gf.N].Locals, args, locs)
 					}
-					vs := slices.DeleteFunc(append(args, locs...), func(v api.Variable) bool { return knownDifference(bin, gf.Name, v.Name, seen) != "" })
-					gvars := slices.DeleteFunc(slices.Clone(gf.Vars), func(v [2]string) bool { return knownDifference(bin, gf.Name, v[0], seen) != "" })
+					vs := slices.DeleteFunc(append(args, locs...), func(v api.Variable) bool { return gdbtest.Known(bin, gf.Name, v.Name, seen) != "" })
+					gvars := slices.DeleteFunc(slices.Clone(gf.Vars), func(v [2]string) bool { return gdbtest.Known(bin, gf.Name, v[0], seen) != "" })
 					compared += compareVariables(t, where, gvars, vs, g.Bias, bias, img)
 					for _, e := range inlineExprs {
 						gv, ok := gf.Prints[e]
@@ -165,8 +165,8 @@ func TestTerminalInlinedFrames(t *testing.T) {
 				t.Fatalf("resolve inl.c:%d: %+v, %v", line, res, err)
 			}
 			pc := res.Locs[0].PC
-			sym, off := symbolOf(t, s.bin, pc-s.client.Resolver().ExecutableBias())
-			want := gdbFrames(t, gdb, s.bin, []string{fmt.Sprintf("*('%s'+%#x)", sym, off)}, 0, inlineExprs, []string{"cold"})
+			sym, off := gdbtest.SymbolOf(t, s.bin, pc-s.client.Resolver().ExecutableBias())
+			want := gdbtest.Frames(t, gdb, s.bin, []string{fmt.Sprintf("*('%s'+%#x)", sym, off)}, 0, inlineExprs, []string{"cold"})
 			g := want[0]
 			cmds := []string{fmt.Sprintf("break *%#x", pc), "continue", "bt"}
 			for _, gf := range g.Frames {
@@ -194,7 +194,7 @@ func TestTerminalInlinedFrames(t *testing.T) {
 					}
 				}
 				for _, v := range gf.Vars {
-					if knownDifference(bin, gf.Name, v[0], map[int]bool{}) != "" || v[1] == "<optimized out>" || strings.ContainsAny(v[1], "{\"'") || strings.HasPrefix(v[1], "0x") {
+					if gdbtest.Known(bin, gf.Name, v[0], map[int]bool{}) != "" || v[1] == "<optimized out>" || strings.ContainsAny(v[1], "{\"'") || strings.HasPrefix(v[1], "0x") {
 						continue // Delve's terminal prints aggregates, strings, chars and pointers its own way
 					}
 					n++

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/splitdbg/splitdbg/internal/delvetest"
+	"github.com/splitdbg/splitdbg/internal/gdbtest"
 	"github.com/splitdbg/splitdbg/internal/testbin"
 )
 
@@ -84,7 +85,7 @@ func TestStepIntoAsGDB(t *testing.T) {
 			if err != nil || len(res.Locs) != 1 {
 				t.Fatalf("inv.c:42: %+v, %v", res, err)
 			}
-			sym, off := symbolOf(t, s.bin, res.Locs[0].PC-bias)
+			sym, off := gdbtest.SymbolOf(t, s.bin, res.Locs[0].PC-bias)
 			for _, run := range []struct {
 				ours, theirs string // where each debugger breaks
 				steps        int

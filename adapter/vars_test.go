@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/splitdbg/splitdbg/adapter/locals"
+	"github.com/splitdbg/splitdbg/internal/gdbtest"
 	"github.com/splitdbg/splitdbg/internal/testbin"
 )
 
@@ -109,7 +110,7 @@ func gdbVariables(t *testing.T, gdb, bin string, pc uint64, args ...string) (map
 	t.Helper()
 	// Where gdb loads a PIE depends on its segments' alignment: name the
 	// address by its fragment's symbol.
-	sym, off := symbolOf(t, bin, pc)
+	sym, off := gdbtest.SymbolOf(t, bin, pc)
 	at := fmt.Sprintf("*('%s'+%#x)", sym, off)
 	out, _ := testbin.RunCombined(t, gdb, append([]string{"-nx", "-batch",
 		"-ex", "set debuginfod enabled off", "-ex", "set width 0", "-ex", "set print pretty off",
