@@ -138,7 +138,9 @@ while gdb.selected_inferior().pid != 0:
 	return stops
 }
 
+// SymbolValue returns the link-time value of bin's symbol name.
 func SymbolValue(t testing.TB, bin, name string) uint64 {
+	t.Helper()
 	syms, err := testbin.OpenELF(t, bin).Symbols()
 	if err != nil {
 		t.Fatal(err)
@@ -156,12 +158,8 @@ func SymbolValue(t testing.TB, bin, name string) uint64 {
 // address pc (clang's fragment symbols have no size), and pc's offset
 // from it.
 func SymbolOf(t testing.TB, bin string, pc uint64) (string, uint64) {
-	f, err := elf.Open(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	syms, err := f.Symbols()
+	t.Helper()
+	syms, err := testbin.OpenELF(t, bin).Symbols()
 	if err != nil {
 		t.Fatal(err)
 	}
