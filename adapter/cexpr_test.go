@@ -1,7 +1,6 @@
 package adapter
 
 import (
-	"debug/elf"
 	"fmt"
 	"maps"
 	"reflect"
@@ -109,7 +108,7 @@ func TestMovedFrameExprAsGDB(t *testing.T) {
 				}
 				exprs := movedExprs[fn]
 				want, gdbBias := gdbPrint(t, gdb, s.bin, pc, exprs, "cold")
-				size := imageSize(t, s.bin)
+				size := executableRange(t, s.bin)[1] // PIE: the image starts at 0
 				for i, expr := range exprs {
 					v, err := c.EvalVariable(curScope, expr, loadCfg)
 					got := "<error>"
@@ -209,22 +208,6 @@ func linkPointers(s string, bias, size uint64) string {
 		}
 		return "0x…"
 	})
-}
-
-// imageSize is the extent of bin's loadable segments from address 0.
-func imageSize(t *testing.T, bin string) uint64 {
-	f, err := elf.Open(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var end uint64
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_LOAD {
-			end = max(end, p.Vaddr+p.Memsz)
-		}
-	}
-	return end
 }
 
 // TestMovedFramePrintTerminal prints C expressions at withdraw's cold line
