@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/go-delve/delve/pkg/proc"
 	"github.com/google/go-dap"
 
 	"github.com/splitdbg/splitdbg/adapter"
@@ -525,10 +526,12 @@ func exited(err error) bool {
 	if err == nil {
 		return false
 	}
-	if errors.Is(err, io.EOF) || errors.Is(err, os.ErrProcessDone) {
+	if errors.Is(err, io.EOF) || errors.Is(err, os.ErrProcessDone) || errors.As(err, new(proc.ErrProcessExited)) {
 		return true
 	}
-	// Delve's errors cross its JSON-RPC as text.
+	// Delve calls in this process (package inproc) give its own error
+	// values, but some of its errors, and the one its client makes of an
+	// exit (inproc's Continue), carry the exit only in their text.
 	msg := strings.ToLower(err.Error())
 	for _, t := range []string{"has exited with status", "process exited", "no such process"} {
 		if strings.Contains(msg, t) {
