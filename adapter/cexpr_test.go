@@ -131,49 +131,21 @@ func TestMovedFrameExprAsGDB(t *testing.T) {
 func gdbPrint(t *testing.T, gdb, bin string, pc uint64, exprs []string, args ...string) ([]string, uint64) {
 	t.Helper()
 	sym, off := gdbtest.SymbolOf(t, bin, pc)
-	at := fmt.Sprintf("*('%s'+%#x)", sym, off)
-	cmd := []string{"-nx", "-batch", "-ex", "set debuginfod enabled off", "-ex", "set width 0", "-ex", "set print pretty off",
-		"-ex", "break " + at, "-ex", "run", "-ex", "echo @@pc\\n", "-ex", "print/x $pc"}
-	for i, e := range exprs {
-		cmd = append(cmd, "-ex", fmt.Sprintf("echo @@%d\\n", i), "-ex", "print "+e)
-	}
-	cmd = append(cmd, "-ex", "echo @@end\\n", "--args", bin)
-	out, _ := testbin.RunCombined(t, gdb, append(cmd, args...)...)
-	if !strings.Contains(out, "@@end") {
-		t.Fatalf("gdb did not stop at %s:\n%s", at, out)
+	stop := gdbtest.Frames(t, gdb, bin, []string{fmt.Sprintf("*('%s'+%#x)", sym, off)}, 0, exprs, args)[0]
+	if len(stop.Frames) == 0 {
+		t.Fatalf("gdb shows no frame at %s+%#x", sym, off)
 	}
 	vals := make([]string, len(exprs))
-	cur := -1
-	var runPC uint64
-	for _, ln := range strings.Split(out, "\n") {
-		if n, ok := strings.CutPrefix(ln, "@@"); ok {
-			if n == "end" {
-				break
-			}
-			cur, _ = strconv.Atoi(n)
-			if n == "pc" {
-				cur = -2
-			} else {
-				vals[cur] = "<error>"
-			}
-			continue
+	for i, e := range exprs {
+		val, ok := stop.Frames[0].Prints[e]
+		if !ok {
+			val = "<error>"
+		} else if typ, rest, ok := strings.Cut(val, ") 0x"); ok && strings.HasPrefix(typ, "(") {
+			val = "0x" + rest // a pointer, after its type
 		}
-		_, val, ok := strings.Cut(ln, " = ")
-		switch {
-		case !strings.HasPrefix(ln, "$") || !ok:
-		case cur == -2:
-			runPC, _ = strconv.ParseUint(strings.TrimPrefix(val, "0x"), 16, 64)
-		case cur >= 0:
-			if typ, rest, ok := strings.Cut(val, ") 0x"); ok && strings.HasPrefix(typ, "(") {
-				val = "0x" + rest // a pointer, after its type
-			}
-			vals[cur] = val
-		}
+		vals[i] = val
 	}
-	if runPC < pc {
-		t.Fatalf("gdb's pc %#x: not at %#x:\n%s", runPC, pc, out)
-	}
-	return vals, runPC - pc
+	return vals, stop.Bias
 }
 
 // cValue renders v as gdb prints it, pointers in hexadecimal; C's
