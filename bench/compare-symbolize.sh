@@ -17,7 +17,7 @@ bin=${1:-$here/out/mfs} count=${2:-1000000} RUNS=${RUNS:-5} SEED=${SEED:-1}
 sym=$(tool llvm-symbolizer 22)
 [[ -n $sym ]] || { echo "no llvm-symbolizer 22" >&2; exit 1; }
 build_splitdbg
-header "$sym"
+header "$sym" | grep -v "^- timing" # each run is timed by /usr/bin/time below
 
 nm -nS --defined-only "$bin" | awk -v n="$count" -v seed="$SEED" -v out="$TMP/addrs" '
 	BEGIN { nc = nh = 0 }
