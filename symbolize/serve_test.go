@@ -2,6 +2,9 @@ package symbolize
 
 import (
 	"io"
+	"math"
+	"os"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -41,4 +44,24 @@ func FuzzSymbolizeInput(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestBudget: reading a file with its own uncompressed DWARF sets the
+// memory limit to 32 MiB plus three times the file's size.
+func TestBudget(t *testing.T) {
+	bin := testbin.Path(t, "demo")
+	st, err := os.Stat(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
+	cfg, _, _, err := ParseArgs([]string{"--obj=" + bin}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewServer(cfg, "test", io.Discard)
+	s.answer(nil, "0x1250")
+	if got, want := debug.SetMemoryLimit(-1), 32<<20+3*st.Size(); got != want {
+		t.Errorf("memory limit after reading %s: %d, want %d", bin, got, want)
+	}
 }
