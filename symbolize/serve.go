@@ -459,8 +459,7 @@ func (s *Server) load(q *request) (*module, bool) {
 		case q.buildID && q.path == "":
 			mod.err = "could not find build ID"
 		default:
-			s.budget(q.path)
-			mod.m, mod.err = openModule(q.path)
+			mod.m, mod.err = s.openModule(q.path)
 		}
 		s.modules[key] = mod
 		if mod.m != nil && !q.buildID && q.path == s.Obj {
@@ -537,23 +536,18 @@ func quickAddr(line []byte, addr2line bool) (uint64, bool) {
 	return addrlines.Digits(t, 10)
 }
 
-// budget sets the Go memory limit before a file is read: a symbolizer
-// stays up beside the program it serves (pprof, a sanitizer runtime), so
-// its heap is held to 32 MiB plus three times the size of the files it
-// has read (about what their tables take, with room for the garbage of
-// building them), as long as every such file carries its own
+// budget sets the Go memory limit before the tables of f are built: a
+// symbolizer stays up beside the program it serves (pprof, a sanitizer
+// runtime), so its heap is held to 32 MiB plus three times the size of
+// the files it has read (about what their tables take, with room for the
+// garbage of building them), as long as every such file carries its own
 // uncompressed DWARF; else there is no limit.
-func (s *Server) budget(path string) {
+func (s *Server) budget(f *elfx.File) {
 	if s.unbounded {
 		return
 	}
-	f, err := elf.Open(path)
-	if err != nil {
-		return // openModule says why
-	}
-	defer f.Close()
-	info := f.Section(".debug_info")
-	st, err := os.Stat(path)
+	info := f.File.Section(".debug_info") // the file's own, not its debug file's
+	st, err := os.Stat(f.Name)
 	if err != nil || info == nil || info.Flags&elf.SHF_COMPRESSED != 0 {
 		s.unbounded = true
 		debug.SetMemoryLimit(math.MaxInt64)
@@ -563,13 +557,16 @@ func (s *Server) budget(path string) {
 	debug.SetMemoryLimit(32<<20 + 3*s.files)
 }
 
-// openModule reads the file at path, or says why it cannot in
-// llvm-symbolizer's words where it has them.
-func openModule(path string) (*Module, string) {
+// openModule reads the file at path under the memory budget, or says
+// why it cannot in llvm-symbolizer's words where it has them.
+func (s *Server) openModule(path string) (*Module, string) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return nil, "Is a directory"
 	}
-	m, err := Open(path)
+	m, err := elfx.OpenWith(path, func(f *elfx.File) (*Module, error) {
+		s.budget(f)
+		return FromELF(f)
+	})
 	switch {
 	case err == nil:
 		return m, ""
