@@ -113,32 +113,27 @@ build_vars() {
 # A small inventory whose error paths GCC and clang-22 (machine function
 # splitting trained on the hot path) move to X.cold, for the debugger's
 # conditions, globals and stepping in moved code.
-build_inv() {
-	need gcc nm
-	gcc "${GCCFLAGS[@]}" -c inv/inv.c -o "$TMP/inv.o"
-	gcc "$TMP/inv.o" -o "$OUT/gcc-inv"
-	expect_syms "$OUT/gcc-inv" withdraw withdraw.cold value value.cold
-	run_both "$OUT/gcc-inv" >/dev/null
-	note gcc-inv "ok"
-	mfs_build 22 inv/inv.c "$OUT/clang22-inv"
-	expect_syms "$OUT/clang22-inv" withdraw withdraw.cold value value.cold
-	run_both "$OUT/clang22-inv" >/dev/null
-	note clang22-inv "ok"
-}
+build_inv() { gcc_clang22 inv withdraw withdraw.cold value value.cold; }
 
 # Static helpers inlined into moved code (syntax_error, and kind_name inside
 # it, in step.cold), for inlined frames and their variables in moved code.
-build_inl() {
+build_inl() { gcc_clang22 inl step step.cold; }
+
+# gcc_clang22 NAME SYM... builds NAME/NAME.c with GCC (gcc-NAME) and with
+# clang-22's machine function splitting (clang22-NAME), checks that each
+# has the symbols SYM and runs both ways.
+gcc_clang22() {
+	local name=$1 b
+	shift
 	need gcc nm
-	gcc "${GCCFLAGS[@]}" -c inl/inl.c -o "$TMP/inl.o"
-	gcc "$TMP/inl.o" -o "$OUT/gcc-inl"
-	expect_syms "$OUT/gcc-inl" step step.cold
-	run_both "$OUT/gcc-inl" >/dev/null
-	note gcc-inl "ok"
-	mfs_build 22 inl/inl.c "$OUT/clang22-inl"
-	expect_syms "$OUT/clang22-inl" step step.cold
-	run_both "$OUT/clang22-inl" >/dev/null
-	note clang22-inl "ok"
+	gcc "${GCCFLAGS[@]}" -c "$name/$name.c" -o "$TMP/$name.o"
+	gcc "$TMP/$name.o" -o "$OUT/gcc-$name"
+	mfs_build 22 "$name/$name.c" "$OUT/clang22-$name"
+	for b in "gcc-$name" "clang22-$name"; do
+		expect_syms "$OUT/$b" "$@"
+		run_both "$OUT/$b" >/dev/null
+		note "$b" "ok"
+	done
 }
 
 build_gcc_cold() { gcc_cold gcc-cold; }
