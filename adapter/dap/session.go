@@ -497,13 +497,8 @@ func (s *Server) onRestart(d *debuggee, r *dap.RestartRequest) {
 	var err error
 	if d.sess.Attached {
 		_, err = d.c.Restart(false)
-	} else if err = d.pipes(); err == nil {
-		// Delve restarts a program whose output went to files it was
-		// given (and closed after the start) only with the arguments and
-		// redirections said again: new pipes, by name.
-		redirects := [3]string{"", fdPath(d.outw[0]), fdPath(d.outw[1])}
-		_, err = d.c.RestartFrom(false, "", true, d.args, redirects, false)
-		s.readOutput(d)
+	} else {
+		err = s.relaunch(d)
 	}
 	if err != nil {
 		s.fail(&r.Request, errInternal, "Unable to restart", err)
@@ -516,6 +511,22 @@ func (s *Server) onRestart(d *debuggee, r *dap.RestartRequest) {
 		return
 	}
 	s.resume(d, "continue", 0, "")
+}
+
+// relaunch restarts a launched program. Delve restarts a program whose
+// output went to files it was given (and closed after the start) only
+// with the arguments and redirections said again: new pipes, by name.
+// The write ends of the last run's pipes are closed first, so that their
+// readers end with it.
+func (s *Server) relaunch(d *debuggee) error {
+	d.closeOutput()
+	if err := d.pipes(); err != nil {
+		return err
+	}
+	redirects := [3]string{"", fdPath(d.outw[0]), fdPath(d.outw[1])}
+	_, err := d.c.RestartFrom(false, "", true, d.args, redirects, false)
+	s.readOutput(d)
+	return err
 }
 
 // fdPath names an open file of this process by its descriptor.
