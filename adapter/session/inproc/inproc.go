@@ -169,6 +169,11 @@ type answer struct {
 	err error
 }
 
+// callback makes the callback of one call.
+func (c *Client) callback() *callback {
+	return &callback{setupDone: make(chan struct{}), disconnected: c.disconnected, answer: make(chan answer, 1)}
+}
+
 func (cb *callback) SetupDoneChan() chan struct{}  { return cb.setupDone }
 func (cb *callback) DisconnectChan() chan struct{} { return cb.disconnected }
 
@@ -195,7 +200,7 @@ func (c *Client) start(method string, f func(service.RPCCallback)) (*callback, e
 	if c.closed {
 		return nil, ErrDetached
 	}
-	cb := &callback{setupDone: make(chan struct{}), disconnected: c.disconnected, answer: make(chan answer, 1)}
+	cb := c.callback()
 	go func() {
 		if err := guard(method, func() error { f(cb); return nil }); err != nil {
 			cb.Return(nil, err)
@@ -218,7 +223,7 @@ func early[Out, In any](c *Client, method string, f func(In, service.RPCCallback
 	if closed {
 		return zero, ErrDetached
 	}
-	cb := &callback{setupDone: make(chan struct{}), disconnected: c.disconnected, answer: make(chan answer, 1)}
+	cb := c.callback()
 	if err := guard(method, func() error { f(in, cb); return nil }); err != nil {
 		return zero, err
 	}
