@@ -53,24 +53,12 @@ func (a *AddrWriter) Stream(in io.Reader) error {
 	// and formatted in address order, so that neighbours share cache
 	// lines, into an arena; the answers are then written in input order.
 	// Sorting packs address and input index into one word.
-	var keys []uint64 // addr<<batchBits | index, sorted
+	var keys []uint64 // addrOrder's keys
 	var slots []span
 	var arena []byte
 	var ans Answer
 	answer := func(batch []addrlines.Line) error {
-		keys = keys[:0]
-		packed := true
-		for k, l := range batch {
-			if l.Bad != "" {
-				continue
-			}
-			if l.Addr >= 1<<(64-batchBits) {
-				packed = false
-				break
-			}
-			keys = append(keys, l.Addr<<batchBits|uint64(k))
-		}
-		slices.Sort(keys)
+		keys = addrOrder(keys, len(batch), func(k int) (uint64, bool) { return batch[k].Addr, batch[k].Bad == "" })
 		slots = slices.Grow(slots[:0], len(batch))[:len(batch)]
 		arena = arena[:0]
 		at := func(k int) {
@@ -83,17 +71,11 @@ func (a *AddrWriter) Stream(in io.Reader) error {
 			}
 			slots[k] = span{0, start, int32(len(arena))}
 		}
-		if packed {
-			for _, key := range keys {
-				at(int(key & (1<<batchBits - 1)))
-			}
-			for k := range batch {
-				if batch[k].Bad != "" {
-					at(k)
-				}
-			}
-		} else { // addresses too large to pack: in input order
-			for k := range batch {
+		for _, key := range keys {
+			at(int(key & (1<<batchBits - 1)))
+		}
+		for k := range batch {
+			if batch[k].Bad != "" {
 				at(k)
 			}
 		}

@@ -184,23 +184,7 @@ func (s *Server) answerBatch(b *batch, lines []byte, ends []int, start int, out 
 		start = end
 	}
 	b.jobs = js
-	b.order = b.order[:0]
-	sorted := true
-	for k := range js {
-		if a := js[k].q.addr; a < 1<<(64-batchBits) {
-			b.order = append(b.order, a<<batchBits|uint64(k))
-		} else {
-			sorted = false
-		}
-	}
-	if sorted {
-		slices.Sort(b.order)
-	} else {
-		b.order = b.order[:0]
-		for k := range js {
-			b.order = append(b.order, uint64(k))
-		}
-	}
+	b.order = addrOrder(b.order, len(js), func(k int) (uint64, bool) { return js[k].q.addr, true })
 	b.spans = slices.Grow(b.spans[:0], len(js))[:len(js)]
 	workers := len(b.bufs)
 	if len(js) < 256 {
@@ -234,10 +218,36 @@ func (s *Server) answerBatch(b *batch, lines []byte, ends []int, start int, out 
 	}
 }
 
+// addrOrder sets order to the indices k < n for which addr(k) gives an
+// address, in address order: each key is addr<<batchBits | k, and
+// key & (1<<batchBits - 1) the index. If an address is too large to pack
+// so, the keys are the indices alone, in input order.
+func addrOrder(order []uint64, n int, addr func(k int) (uint64, bool)) []uint64 {
+	order = order[:0]
+	for k := range n {
+		a, ok := addr(k)
+		if !ok {
+			continue
+		}
+		if a >= 1<<(64-batchBits) {
+			order = order[:0]
+			for k := range n {
+				if _, ok := addr(k); ok {
+					order = append(order, uint64(k))
+				}
+			}
+			return order
+		}
+		order = append(order, a<<batchBits|uint64(k))
+	}
+	slices.Sort(order)
+	return order
+}
+
 // batch is the scratch space of answerBatch, kept across batches.
 type batch struct {
 	jobs   []job
-	order  []uint64 // addr<<batchBits | index, or the index
+	order  []uint64 // addrOrder's keys
 	spans  []span   // per job, where its answer is
 	bufs   [][]byte // per goroutine
 	frames [][]Frame
