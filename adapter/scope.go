@@ -3,7 +3,6 @@ package adapter
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/go-delve/delve/service/api"
 
@@ -84,10 +83,9 @@ func (c *Client) delveScopeRegisters(ps api.EvalScope, includeFp bool) (api.Regi
 }
 
 // callerRegisters returns the registers of caller frame scope.Frame (of
-// the physical stack) that
-// splitdbg unwound: through the CFI of every inner frame, else those of
-// the frames it spliced into Delve's stack; false when it has none
-// (Delve's frame, Go code).
+// the physical stack) that splitdbg unwound: through the CFI of every
+// inner frame, else those of the frames it spliced into Delve's stack;
+// false when it has none (Delve's frame, Go code).
 func (c *Client) callerRegisters(scope api.EvalScope) (regSet, bool) {
 	if regs, ok := c.unwoundRegisters(scope.GoroutineID, scope.Frame); ok {
 		return regs, true
@@ -161,21 +159,11 @@ func (c *Client) EvalVariable(scope api.EvalScope, symbol string, cfg api.LoadCo
 	if err != nil || v != nil && DelveGaveUp(v.Unreadable) {
 		// Delve's language is Go's: in C code C's syntax (it->qty, casts)
 		// and what Delve does not read are evaluated as in moved code.
-		if sf := c.scopeFrame(scope); sf.known && sf.err == nil && c.cScope(scope) {
+		if sf := c.scopeFrame(scope); sf.known && sf.err == nil && sf.c {
 			if ov, oerr := sf.rd.Eval(sf.fr, symbol, cfg); oerr == nil {
 				return ov, nil
 			}
 		}
 	}
 	return v, err
-}
-
-// cScope reports whether the frame of scope runs C code.
-func (c *Client) cScope(scope api.EvalScope) bool {
-	pc, _, ok := c.framePC(scope)
-	if !ok {
-		return false
-	}
-	f, ok := c.frame(pc, scope.Frame > 0)
-	return ok && strings.HasPrefix(f.Function, "C.")
 }

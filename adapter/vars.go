@@ -43,6 +43,7 @@ type scopeFrame struct {
 	// unwound: a caller frame whose registers splitdbg unwound; Delve's
 	// lack those its callee had not saved (stack.go).
 	unwound bool
+	c       bool // it runs C code
 	rd      *locals.Reader
 	fr      *locals.Frame
 	err     error
@@ -93,6 +94,7 @@ func (c *Client) newScopeFrame(scope api.EvalScope, pc uint64, line int) *scopeF
 		return sf
 	}
 	sf.known, sf.moved = true, f.Moved() || inline != 0
+	sf.c = strings.HasPrefix(f.Function, "C.")
 	var regs regSet
 	var err error
 	if ps.Frame > 0 {
