@@ -18,11 +18,14 @@ import (
 )
 
 // command is one subcommand. setup defines its flags on fs and returns
-// the function that runs it on the positional arguments.
+// the function that runs it on the positional arguments. A command with
+// an argument syntax of its own (symbolize: llvm-symbolizer's) has main
+// instead: it runs on all its arguments and returns the exit status.
 type command struct {
 	name, args, summary string
 	help                string
 	setup               func(fs *flag.FlagSet) func(c *cli, args []string) error
+	main                func(c *cli, args []string) int
 }
 
 var commands []*command
@@ -104,14 +107,14 @@ func (c *cli) main(args []string) int {
 		c.usage(c.stdout)
 		return 0
 	}
-	if name == symbolizeCmd.name {
-		return c.symbolize("splitdbg symbolize", args[1:], false)
-	}
 	cmd := lookupCommand(name)
 	if cmd == nil {
 		fmt.Fprintf(c.stderr, "splitdbg: unknown command %q\n\n", name)
 		c.usage(c.stderr)
 		return 2
+	}
+	if cmd.main != nil {
+		return cmd.main(c, args[1:])
 	}
 	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
 	run := cmd.setup(fs)
@@ -149,6 +152,9 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func (c *cli) commandHelp(w io.Writer, cmd *command) {
 	fmt.Fprintf(w, "usage: splitdbg %s %s\n\n%s\n", cmd.name, cmd.args, strings.TrimSpace(cmd.help))
+	if cmd.setup == nil {
+		return // its options are in its help
+	}
 	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
 	cmd.setup(fs)
 	addBinFlags(fs, cmd)

@@ -2,8 +2,6 @@ package main
 
 import (
 	"bufio"
-	"errors"
-	"flag"
 	"fmt"
 	"math"
 	"os"
@@ -68,9 +66,11 @@ Not supported: FRAME requests (answered as without locals),
 LLVM_SYMBOLIZER_OPTS (LLVM_ADDR2LINE_OPTS as addr2line) holds options
 read before the command line's; an argument @FILE stands for the
 arguments written in FILE.`,
-	setup: func(*flag.FlagSet) func(*cli, []string) error {
-		return func(c *cli, args []string) error { return errors.New("run through cli.symbolize") }
-	},
+}
+
+func init() {
+	// Set here: symbolize prints symbolizeCmd's help.
+	symbolizeCmd.main = func(c *cli, args []string) int { return c.symbolize("splitdbg symbolize", args, false) }
 }
 
 // gcPercent is the symbolizer's GOGC; the server bounds its heap where
