@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -466,7 +465,17 @@ func TestHaltInterruptsContinue(t *testing.T) {
 // on after it, for each kind of server method.
 func TestPanicIsError(t *testing.T) {
 	c := &Client{disconnected: make(chan struct{})}
+	// released fails the test, rather than letting the next call hang,
+	// when a call that panicked left the client locked.
+	released := func(method string) {
+		t.Helper()
+		if !c.mu.TryLock() {
+			t.Fatalf("%s panicked and left the client locked", method)
+		}
+		c.mu.Unlock()
+	}
 	_, err := call(c, "Stacktrace", func(struct{}, *struct{}) error { panic("index out of range") }, struct{}{})
+	released("Stacktrace")
 	var pe *PanicError
 	if !errors.As(err, &pe) || pe.Method != "Stacktrace" || !strings.Contains(err.Error(), "Stacktrace") || !strings.Contains(err.Error(), "index out of range") {
 		t.Errorf("synchronous call: error %v, want a PanicError naming Stacktrace", err)
@@ -475,20 +484,15 @@ func TestPanicIsError(t *testing.T) {
 	if !errors.As(err, &pe) || pe.Method != "State" {
 		t.Errorf("call with a callback: error %v, want a PanicError naming State", err)
 	}
+	released("State")
 	_, err = wait[rpc2.CommandOut](c, "Command", func(service.RPCCallback) { panic("bad CFI") })
 	if !errors.As(err, &pe) || pe.Method != "Command" {
 		t.Errorf("command: error %v, want a PanicError naming Command", err)
 	}
-	// Both released the client: a call after them runs.
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		if _, err := call(c, "ProcessPid", func(struct{}, *struct{}) error { return nil }, struct{}{}); err != nil {
-			t.Errorf("call after the panics: %v", err)
-		}
-	}()
-	wg.Wait()
+	released("Command")
+	if _, err := call(c, "ProcessPid", func(struct{}, *struct{}) error { return nil }, struct{}{}); err != nil {
+		t.Errorf("call after the panics: %v", err)
+	}
 }
 
 // TestThreadRegisterValues compares the numbers with ListThreadRegisters'
