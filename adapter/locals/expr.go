@@ -563,9 +563,12 @@ func (ev *evaluator) integer(x ast.Expr) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	i, exact := constant.Int64Val(c)
-	if c.Kind() != constant.Int || !exact {
+	if c.Kind() != constant.Int {
 		return 0, fmt.Errorf("%s is not an integer", c)
+	}
+	i, exact := constant.Int64Val(c)
+	if !exact {
+		return 0, fmt.Errorf("%s does not fit in 64 bits", c)
 	}
 	return i, nil
 }

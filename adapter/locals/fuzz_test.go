@@ -153,7 +153,7 @@ func FuzzEval(f *testing.F) {
 	for _, s := range []string{"n", "pt->x", "(*pt).label", "arr[n - 120]", "&local.y", "*&n", "(unsigned char)-1",
 		"(struct point *)pt", "((struct point *)&local)->color", "(double)n / 2", "~n", "(_Bool)n", "(void *)0",
 		"(long)&arr[1] - (long)&arr[0]", "(int)(char)(short)70000", "pt->name[0] == 'x'", "(nosuch)1", "(struct", "a->",
-		"it->type", "-(int)-n", "pt + 1", "1 + pt", "&arr[3] - arr", "(void *)pt + 4", "arr + n - pt", "sizeof(arr) / sizeof arr[0]", "sizeof(struct point)", "sizeof", "sizeof(", "sizeof *pt", "(int)*pt", "(char *)\"s->t\"", "arr[(int)1.5]"} {
+		"it->type", "-(int)-n", "pt + 1", "1 + pt", "&arr[3] - arr", "(void *)pt + 4", "arr + n - pt", "sizeof(arr) / sizeof arr[0]", "sizeof(struct point)", "sizeof", "sizeof(", "sizeof *pt", "(int)*pt", "(char *)\"s->t\"", "arr[(int)1.5]", "pt + 0.5", "pt - 1e30", "pt + \"s\""} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, expr string) {
