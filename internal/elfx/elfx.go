@@ -1,11 +1,13 @@
-// Package elfx is splitdbg's access layer over debug/elf: it reads files
-// with positioned reads (pread), so that only the sections a caller asks
-// for are ever read, each once and into the heap only (a memory mapping
-// would hold every page read a second time, as page cache mapped into
-// the process, since debug/elf copies section contents out), and it adds
-// what every splitdbg source needs: function symbols with the STT_FILE they belong
-// to, section data by name or type (decompressing SHF_COMPRESSED
-// sections, as debug/elf does), and reads of code by virtual address.
+// Package elfx is splitdbg's access layer over debug/elf: it maps files
+// read-only into memory and hands out section contents and code as
+// slices of the mapping, not copies (debug/elf's Section.Data copies), so
+// that only the pages a reader touches are ever read and each is resident
+// once, as page cache; compressed sections are decompressed into the
+// heap. It adds what every splitdbg source needs: function symbols with
+// the STT_FILE they belong to, section data by name or type
+// (decompressing SHF_COMPRESSED sections, as debug/elf does), and reads
+// of code by virtual address. Files given as an io.ReaderAt are read
+// with positioned reads into the heap.
 //
 // A file stripped of its symbols or DWARF is opened together with its
 // separate debug file, found as gdb finds it ("Separate Debug Files" in
@@ -44,8 +46,11 @@ type File struct {
 	// Debug is the separate debug file found for this file, or nil.
 	// Section, SectionData, DWARF and CodeSymbols read from it what the
 	// file itself lacks.
-	Debug  *File
-	size   int64 // the file's size, -1 if unknown
+	Debug *File
+	size  int64 // the file's size, -1 if unknown
+	// mem is the whole file when it is in memory: mapped (see mapping)
+	// or given to NewBytes. Section contents are slices of it.
+	mem    []byte
 	closer io.Closer
 	alloc  []*elf.Section // SHF_ALLOC sections with file contents, by address
 
@@ -91,6 +96,10 @@ func openOne(path string) (*File, error) {
 	m, err := os.Open(path)
 	if err != nil {
 		return nil, err
+	}
+	if mem := mapFile(m, st); mem != nil {
+		m.Close() // the mapping outlives the descriptor
+		return NewBytes(path, mem)
 	}
 	f, err := NewFile(path, io.NewSectionReader(m, 0, st.Size()))
 	if err != nil {
@@ -185,9 +194,16 @@ func checkHeaders(r io.ReaderAt, size int64) error {
 	return nil
 }
 
-// NewBytes reads an ELF file held in memory.
+// NewBytes reads an ELF file held in memory. Section contents are
+// slices of data, which must not change while the File or anything built
+// from it is in use.
 func NewBytes(name string, data []byte) (*File, error) {
-	return NewFile(name, bytes.NewReader(data))
+	f, err := NewFile(name, bytes.NewReader(data))
+	if err != nil {
+		return nil, err
+	}
+	f.mem = data
+	return f, nil
 }
 
 // Close closes the file and its debug file.
@@ -224,7 +240,8 @@ func (f *File) owner(s *elf.Section) *File {
 }
 
 // Data returns the contents of section s (of f or of its debug file),
-// decompressed. The error names the file and section; a section that
+// decompressed. Callers must not modify them: they may be the file's
+// mapping. The error names the file and section; a section that
 // runs past the end of the file is a cursor.ErrTruncated DecodeError.
 func (f *File) Data(s *elf.Section) ([]byte, error) {
 	if s.Type == elf.SHT_NOBITS {
@@ -233,6 +250,9 @@ func (f *File) Data(s *elf.Section) ([]byte, error) {
 	o := f.owner(s)
 	if err := o.checkInFile(s); err != nil {
 		return nil, fmt.Errorf("%s: %w", o.Name, err)
+	}
+	if o.mem != nil && s.Flags&elf.SHF_COMPRESSED == 0 && !strings.HasPrefix(s.Name, ".zdebug") {
+		return o.mem[s.Offset : s.Offset+s.FileSize : s.Offset+s.FileSize], nil
 	}
 	d, err := s.Data()
 	if err != nil {
@@ -286,7 +306,8 @@ func (f *File) SectionData(name string) ([]byte, *elf.Section, error) {
 }
 
 // ReadVA reads n bytes of file contents at virtual address addr. The
-// range must lie within one allocated section.
+// range must lie within one allocated section. Callers must not modify
+// the bytes: they may be the file's mapping.
 func (f *File) ReadVA(addr uint64, n uint64) ([]byte, error) {
 	i := sort.Search(len(f.alloc), func(i int) bool { return f.alloc[i].Addr+f.alloc[i].Size > addr })
 	if i == len(f.alloc) || f.alloc[i].Addr > addr {
@@ -311,6 +332,9 @@ func (f *File) ReadVA(addr uint64, n uint64) ([]byte, error) {
 	}
 	if beyond {
 		return nil, fmt.Errorf("%s: section %s: [%#x,%#x) is beyond the end of the file", f.Name, s.Name, addr, addr+n)
+	}
+	if f.mem != nil {
+		return f.mem[off : off+n : off+n], nil
 	}
 	buf := make([]byte, n)
 	if _, err := s.ReadAt(buf, int64(addr-s.Addr)); err != nil {

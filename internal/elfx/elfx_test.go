@@ -153,3 +153,60 @@ func TestReadVABeyondFile(t *testing.T) {
 }
 
 func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
+
+// TestOpenMapsSections checks that a file opened by path gives the same
+// section contents and code as one read through an io.ReaderAt, without
+// copies: a second open of the same file shares the first one's bytes.
+func TestOpenMapsSections(t *testing.T) {
+	path := testbin.Path(t, "bolt22")
+	a, err := elfx.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := elfx.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := elfx.NewFile(path, io.NewSectionReader(bytes.NewReader(raw), 0, int64(len(raw))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{".debug_info", ".debug_line", ".text"} {
+		da, _, err := a.SectionData(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		db, _, err := b.SectionData(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dr, _, err := r.SectionData(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(da) == 0 || !bytes.Equal(da, dr) {
+			t.Fatalf("%s: %d bytes mapped, %d read; contents differ or are empty", name, len(da), len(dr))
+		}
+		if &da[0] != &db[0] {
+			t.Errorf("%s: two opens of one file hold two copies", name)
+		}
+	}
+	text := a.Section(".text")
+	ca, err := a.ReadVA(text.Addr, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr, err := r.ReadVA(text.Addr, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(ca, cr) {
+		t.Errorf("ReadVA(%#x): mapped % x, read % x", text.Addr, ca, cr)
+	}
+}
