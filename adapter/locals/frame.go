@@ -199,11 +199,15 @@ func evaluate(fr *Frame, regs *op.DwarfRegisters, expr []byte, size int64) (p pl
 	if pieces == nil {
 		return place{addr: uint64(addr)}, addr, nil
 	}
-	buf, err := compose(fr, regs, pieces, size)
+	empty, ok := emptyPieces(expr)
+	if !ok || len(empty) != len(pieces) {
+		empty = nil
+	}
+	buf, gaps, err := compose(fr, regs, pieces, empty, size)
 	if err != nil {
 		return place{}, 0, err
 	}
-	return place{addr: FakeAddress, buf: buf}, 0, nil
+	return place{addr: FakeAddress, buf: buf, gaps: gaps}, 0, nil
 }
 
 // Operations GuardExpr rewrites (DWARF 5, section 7.7.1).
@@ -319,7 +323,9 @@ func (r *Reader) frameRegs(fr *Frame) (*op.DwarfRegisters, error) {
 		default:
 			// DW_OP_regN (clang's DW_OP_reg7 RSP): the frame base is the
 			// register's value (DWARF 5 section 3.3.5).
-			regs.FrameBase = int64(binary.LittleEndian.Uint64(p.buf))
+			if b, err := p.bytes(8); err == nil {
+				regs.FrameBase = int64(binary.LittleEndian.Uint64(b))
+			}
 		}
 	}
 	return &regs, nil
@@ -333,26 +339,27 @@ func readFunc(m Memory) op.ReadMemoryFunc {
 }
 
 // compose gathers a value held in pieces (DWARF 5 section 2.6.1.2) into
-// size bytes.
-func compose(fr *Frame, regs *op.DwarfRegisters, pieces []op.Piece, size int64) ([]byte, error) {
+// size bytes. The pieces empty marks (nil: none) are undefined: their
+// bytes are the gaps.
+func compose(fr *Frame, regs *op.DwarfRegisters, pieces []op.Piece, empty []bool, size int64) (buf []byte, gaps []gap, err error) {
 	if size < 0 || size > maxValueSize {
-		return nil, fmt.Errorf("value of %d bytes", size)
+		return nil, nil, fmt.Errorf("value of %d bytes", size)
 	}
-	buf := make([]byte, 0, size)
-	for _, p := range pieces {
+	buf = make([]byte, 0, size)
+	for i, p := range pieces {
 		n := int64(p.Size)
 		if n == 0 {
 			n = size - int64(len(buf))
 		}
 		if n < 0 || int64(len(buf))+n > size {
-			return nil, fmt.Errorf("pieces larger than the value (%d bytes)", size)
+			return nil, nil, fmt.Errorf("pieces larger than the value (%d bytes)", size)
 		}
 		var b []byte
 		switch p.Kind {
 		case op.RegPiece:
 			reg := regs.Reg(p.Val)
 			if reg == nil {
-				return nil, fmt.Errorf("register %s not available", regName(p.Val))
+				return nil, nil, fmt.Errorf("register %s not available", regName(p.Val))
 			}
 			b = reg.Bytes
 			if b == nil {
@@ -364,10 +371,12 @@ func compose(fr *Frame, regs *op.DwarfRegisters, pieces []op.Piece, size int64) 
 				b = binary.LittleEndian.AppendUint64(nil, p.Val)
 			}
 		case op.AddrPiece:
-			var err error
 			if b, err = fr.Mem(p.Val, int(n)); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
+		}
+		if empty != nil && empty[i] {
+			gaps = append(gaps, gap{int64(len(buf)), n})
 		}
 		if int64(len(b)) < n {
 			b = append(b, make([]byte, n-int64(len(b)))...)
@@ -375,9 +384,9 @@ func compose(fr *Frame, regs *op.DwarfRegisters, pieces []op.Piece, size int64) 
 		buf = append(buf, b[:n]...)
 	}
 	if int64(len(buf)) < size {
-		return nil, errors.New("value only partly described by its pieces")
+		return nil, nil, errors.New("value only partly described by its pieces")
 	}
-	return buf, nil
+	return buf, gaps, nil
 }
 
 // maxValueSize bounds the values gathered from pieces: registers and
@@ -520,7 +529,11 @@ func (r *Reader) callValue(fr *Frame, reg uint64) (uint64, error) {
 		case err != nil:
 			return 0, err
 		case p.buf != nil: // a register or DW_OP_stack_value
-			return binary.LittleEndian.Uint64(p.buf), nil
+			b, err := p.bytes(8)
+			if err != nil {
+				return 0, err
+			}
+			return binary.LittleEndian.Uint64(b), nil
 		}
 		return uint64(v), nil
 	}

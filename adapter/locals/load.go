@@ -20,7 +20,17 @@ import (
 type place struct {
 	addr uint64
 	buf  []byte
+	gaps []gap // the bytes of buf no location describes
 }
+
+// A gap is n bytes at off of a value gathered from pieces that no
+// location describes (a DW_OP_piece with an empty location, DWARF 5
+// section 2.6.1.2): they were optimized out.
+type gap struct{ off, n int64 }
+
+// errOptimizedOut is the error of a value a gap overlaps; gdb prints it
+// <optimized out>.
+var errOptimizedOut = errors.New("optimized out")
 
 // at returns the place off bytes into p.
 func (p place) at(off int64) place {
@@ -30,8 +40,26 @@ func (p place) at(off int64) place {
 		if off >= 0 && off <= int64(len(p.buf)) {
 			q.buf = p.buf[off:]
 		}
+		for _, g := range p.gaps {
+			if g.off+g.n > off {
+				q.gaps = append(q.gaps, gap{g.off - off, g.n})
+			}
+		}
 	}
 	return q
+}
+
+// bytes returns the first n bytes of a value held in buf.
+func (p place) bytes(n int64) ([]byte, error) {
+	if n > int64(len(p.buf)) {
+		return nil, fmt.Errorf("%d bytes beyond the value at %#x", n, p.addr)
+	}
+	for _, g := range p.gaps {
+		if g.off < n && g.off+g.n > 0 {
+			return nil, errOptimizedOut
+		}
+	}
+	return p.buf[:n], nil
 }
 
 // loader builds api.Variable values as Delve's pkg/proc loads and
@@ -51,10 +79,7 @@ func (l *loader) read(p place, n int64) ([]byte, error) {
 		return nil, fmt.Errorf("value of %d bytes", n)
 	}
 	if p.buf != nil {
-		if n > int64(len(p.buf)) {
-			return nil, fmt.Errorf("%d bytes beyond the value at %#x", n, p.addr)
-		}
-		return p.buf[:n], nil
+		return p.bytes(n)
 	}
 	b, err := l.mem(p.addr, int(n))
 	if err == nil && len(b) < int(n) {

@@ -71,3 +71,37 @@ func nextOp(expr []byte, i int) (int, bool) {
 	}
 	return i + c.Pos(), true
 }
+
+// The operations that end a piece (DWARF 5, section 7.7.1).
+const (
+	opPiece    = 0x93
+	opBitPiece = 0x9d
+)
+
+// emptyPieces reports, for each DW_OP_piece and DW_OP_bit_piece of expr
+// in order, whether its location description is empty: nothing since the
+// start or the previous piece (DWARF 5 section 2.6.1.2: "the piece is
+// undefined", as for a part the compiler optimized out). Delve's op
+// package gives such a piece the value 0, as if it were a constant. ok
+// is false when expr branches (DW_OP_bra, DW_OP_skip): which pieces run
+// is then known only by running it.
+func emptyPieces(expr []byte) (empty []bool, ok bool) {
+	described := false
+	for i := 0; i < len(expr); {
+		next, valid := nextOp(expr, i)
+		if !valid {
+			return nil, false
+		}
+		switch expr[i] {
+		case opPiece, opBitPiece:
+			empty = append(empty, !described)
+			described = false
+		case opBra, opSkip:
+			return nil, false
+		default:
+			described = true
+		}
+		i = next
+	}
+	return empty, true
+}
