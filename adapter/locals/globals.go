@@ -225,32 +225,40 @@ func (r *Reader) isTypedef(name string) bool {
 	return err == nil && len(s.types[name]) > 0 && !strings.Contains(name, " ")
 }
 
-// Operations resolveIndexes rewrites (DWARF 5 section 2.5.1.1, and the
-// GNU forms of split DWARF).
+// Operations resolveIndexes rewrites (DWARF 5 sections 2.5.1.1 and
+// 2.5.1.6, and the GNU forms of split DWARF).
 const (
 	opAddr          = 0x03
 	opAddrx         = 0xa1
 	opConstx        = 0xa2
+	opConvert       = 0xa8
 	opGNUAddrIndex  = 0xfb
 	opGNUConstIndex = 0xfc
 )
 
 // resolveIndexes replaces the operations of expr, an expression of the
-// entry at off, that name an entry of .debug_addr by index — DW_OP_addrx
-// and DW_OP_constx, clang's DWARF 5 form of DW_OP_addr for globals and
-// statics — by the address: DW_OP_addr (relocated by the load bias, as
-// Delve's op package does) and DW_OP_const8u (not relocated: constx
-// holds TLS offsets). The index counts from the unit's DW_AT_addr_base.
-// Delve's op package fails on both ("invalid instruction 0xa1").
+// entry at off, whose operand points into the unit or its tables by
+// operations Delve's op package evaluates, which fails on them ("invalid
+// instruction 0xa1"):
+//   - DW_OP_addrx and DW_OP_constx, clang's DWARF 5 form of DW_OP_addr
+//     for globals and statics, name an entry of .debug_addr by index
+//     from the unit's DW_AT_addr_base: they become DW_OP_addr (relocated
+//     by the load bias, as Delve's op package does) and DW_OP_const8u
+//     (not relocated: constx holds TLS offsets).
+//   - DW_OP_convert converts the top of the stack to the base type at a
+//     unit offset (0: the generic type); see convertOps.
 func (r *Reader) resolveIndexes(off dwarf.Offset, expr []byte) ([]byte, error) {
 	return rewriteOps(expr, func(op []byte) ([]byte, error) {
 		code := op[0]
-		if code != opAddrx && code != opConstx && code != opGNUAddrIndex && code != opGNUConstIndex {
+		if code != opAddrx && code != opConstx && code != opGNUAddrIndex && code != opGNUConstIndex && code != opConvert {
 			return nil, nil
 		}
 		u := r.unitOf(off)
 		if u == nil {
 			return nil, fmt.Errorf("entry at %#x is in no unit", off)
+		}
+		if code == opConvert {
+			return r.convertOps(u, op)
 		}
 		c := cursor.New(".debug_addr", int64(u.addrBase), op[1:])
 		a := r.debugAddr(c, u, c.ULEB128())
@@ -264,3 +272,69 @@ func (r *Reader) resolveIndexes(off dwarf.Offset, expr []byte) ([]byte, error) {
 		return binary.LittleEndian.AppendUint64(repl, a), nil
 	})
 }
+
+// convertOps returns the operations that do what DW_OP_convert op does
+// (DWARF 5 section 2.5.1.6) on Delve's untyped stack of 64-bit values:
+// to an integer base type of n < 8 bytes, keep the low n bytes, then
+// sign-extend them for a signed type; to the generic type (operand 0) or
+// one of 8 bytes, nothing. clang converts with it when it describes a
+// narrow variable by a wider register (cold = R14 & 0xff, to 1 byte then
+// to 4). A conversion to a floating-point type has no such form.
+func (r *Reader) convertOps(u *unit, op []byte) ([]byte, error) {
+	c := cursor.New("location expression", 0, op[1:])
+	rel := c.ULEB128()
+	if err := c.Err(); err != nil {
+		return nil, fmt.Errorf("locals: %w", err)
+	}
+	if rel == 0 {
+		return []byte{}, nil
+	}
+	at := uint64(u.start) + rel
+	if at >= uint64(u.end) {
+		return nil, fmt.Errorf("DW_OP_convert to the entry at %#x, outside its unit", at)
+	}
+	rd := r.d.Reader()
+	rd.Seek(dwarf.Offset(at))
+	e, err := rd.Next()
+	if err != nil || e == nil || e.Tag != dwarf.TagBaseType {
+		return nil, fmt.Errorf("DW_OP_convert to the entry at %#x: not a base type", at)
+	}
+	size, _ := e.Val(dwarf.AttrByteSize).(int64)
+	enc, _ := e.Val(dwarf.AttrEncoding).(int64)
+	switch enc {
+	case dwAteAddress, dwAteBoolean, dwAteUnsigned, dwAteUnsignedChar, dwAteSigned, dwAteSignedChar, dwAteUTF:
+	default:
+		return nil, fmt.Errorf("DW_OP_convert to a base type of encoding %#x", enc)
+	}
+	switch {
+	case size == 8:
+		return []byte{}, nil
+	case size < 1 || size > 8:
+		return nil, fmt.Errorf("DW_OP_convert to a base type of %d bytes", size)
+	}
+	out := binary.LittleEndian.AppendUint64([]byte{opConst8u}, 1<<(8*uint64(size))-1)
+	out = append(out, opAnd)
+	if enc == dwAteSigned || enc == dwAteSignedChar {
+		shift := byte(64 - 8*size)
+		out = append(out, opConstu, shift, opShl, opConstu, shift, opShra)
+	}
+	return out, nil
+}
+
+// The operations convertOps emits besides those GuardExpr rewrites.
+const (
+	opShl  = 0x24
+	opShra = 0x26
+)
+
+// Base type encodings (DWARF 5 section 7.8).
+const (
+	dwAteAddress      = 0x1
+	dwAteBoolean      = 0x2
+	dwAteFloat        = 0x4
+	dwAteSigned       = 0x5
+	dwAteSignedChar   = 0x6
+	dwAteUnsigned     = 0x7
+	dwAteUnsignedChar = 0x8
+	dwAteUTF          = 0x10
+)

@@ -1,9 +1,13 @@
 package locals
 
 import (
+	"debug/dwarf"
+	"encoding/binary"
 	"errors"
 	"slices"
 	"testing"
+
+	"github.com/go-delve/delve/pkg/dwarf/op"
 )
 
 // TestEmptyPieces: a piece with nothing before it (at the start, or right
@@ -51,5 +55,67 @@ func TestGaps(t *testing.T) {
 	}
 	if _, err := p.at(60).bytes(8); err == nil || errors.Is(err, errOptimizedOut) {
 		t.Errorf("8 bytes at 60 of 64: %v; want an error past the value", err)
+	}
+}
+
+// TestConvert: DW_OP_convert to each integer base type of vars' first
+// unit gives the value C's conversion gives; to the generic type, the
+// value; to a float type, an error.
+func TestConvert(t *testing.T) {
+	r, sub, _ := inspectFrame(t)
+	u := r.unitOf(sub)
+	rd := r.d.Reader()
+	rd.Seek(u.start)
+	var v uint64 = 0xfffffffffffffe85 // -379
+	seen := 0
+	for {
+		e, err := rd.Next()
+		if err != nil || e == nil || e.Offset >= u.end {
+			break
+		}
+		if e.Tag != dwarf.TagBaseType {
+			continue
+		}
+		size, _ := e.Val(dwarf.AttrByteSize).(int64)
+		enc, _ := e.Val(dwarf.AttrEncoding).(int64)
+		name, _ := e.Val(dwarf.AttrName).(string)
+		expr := binary.LittleEndian.AppendUint64([]byte{opConst8u}, v)
+		rel := uint64(e.Offset - u.start) // as a two-byte ULEB128
+		expr = append(expr, opConvert, byte(rel&0x7f)|0x80, byte(rel>>7))
+		got, err := r.resolveIndexes(sub, expr)
+		var want int64
+		switch {
+		case enc == dwAteFloat:
+			if err == nil {
+				t.Errorf("convert to %s: no error", name)
+			}
+			continue
+		case size == 8:
+			want = int64(v)
+		case enc == dwAteSigned || enc == dwAteSignedChar:
+			want = int64(v<<(64-8*size)) >> (64 - 8*size)
+		default:
+			want = int64(v & (1<<(8*size) - 1))
+		}
+		if err != nil {
+			t.Errorf("convert to %s: %v", name, err)
+			continue
+		}
+		g, ok := GuardExpr(got)
+		if !ok {
+			t.Fatalf("convert to %s: % x is not a valid expression", name, got)
+		}
+		n, _, err := op.ExecuteStackProgram(op.DwarfRegisters{}, g, 8, nil)
+		if err != nil || n != want {
+			t.Errorf("convert %#x to %s (%d bytes, encoding %#x) = %d, %v; want %d", v, name, size, enc, n, err, want)
+		}
+		seen++
+	}
+	if seen < 4 {
+		t.Fatalf("%d integer base types in vars' unit; want several", seen)
+	}
+	expr := []byte{opConst8u, 1, 2, 3, 4, 5, 6, 7, 8, opConvert, 0}
+	if got, err := r.resolveIndexes(sub, expr); err != nil || len(got) != 9 {
+		t.Errorf("convert to the generic type: % x, %v; want the value alone", got, err)
 	}
 }

@@ -196,8 +196,6 @@ var Differences = []struct {
 	{"gcc-inv", "complain", "it", "GCC's IPA-SRA clone complain.isra.0 describes it by DW_OP_GNU_parameter_ref (the caller's call-site value): gdb reads it, Delve and splitdbg do not (only the DAP test looks at complain itself)", nil},
 	{"clang22-inl", "kind_name", "k", "clang gives the inlined call no entry for k, only the abstract kind_name has one: gdb lists it <optimized out>, Delve (in hot code) and splitdbg omit it", []string{"clang22-inl"}},
 	{"gcc-inl", "step", "flags", "GCC gives arrays no DW_AT_byte_size: Delve, in step's entry fragment, reads every element at the array's address", []string{"gcc-inl"}},
-	{"clang22-inv", "main", "cold", "DW_OP_convert, which Delve's op package does not evaluate (issue 15, point 4)", []string{"clang22-inv"}},
-	{"clang22-inv", "value", "calls", "a function static by DW_OP_addrx, which Delve's op package does not evaluate (issue 15, point 4)", []string{"clang22-inv"}},
 }
 
 // Known returns why variable name of function fn in bin differs from
