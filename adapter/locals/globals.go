@@ -293,6 +293,9 @@ func (r *Reader) convertOps(u *unit, op []byte) ([]byte, error) {
 	if at >= uint64(u.end) {
 		return nil, fmt.Errorf("DW_OP_convert to the entry at %#x, outside its unit", at)
 	}
+	if r.d == nil {
+		return nil, fmt.Errorf("DW_OP_convert to the entry at %#x: no DWARF entries", at)
+	}
 	rd := r.d.Reader()
 	rd.Seek(dwarf.Offset(at))
 	e, err := rd.Next()
