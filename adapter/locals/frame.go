@@ -413,17 +413,62 @@ const (
 // entry values.
 func (r *Reader) resolveEntryValue(fr *Frame, expr []byte) ([]byte, error) {
 	return rewriteOps(expr, func(op []byte) ([]byte, error) {
-		if op[0] != opEntryValue && op[0] != opGNUEntryValue {
+		var v uint64
+		var err error
+		switch op[0] {
+		case opEntryValue, opGNUEntryValue:
+			c := cursor.New("DW_OP_entry_value", 0, op[1:])
+			n := c.ULEB128()
+			v, err = r.entryValue(fr, op[len(op)-int(n):])
+		case opGNUParameterRef:
+			v, err = r.parameterRef(fr, uint64(binary.LittleEndian.Uint32(op[1:])))
+		default:
 			return nil, nil
 		}
-		c := cursor.New("DW_OP_entry_value", 0, op[1:])
-		n := c.ULEB128()
-		v, err := r.entryValue(fr, op[len(op)-int(n):])
 		if err != nil {
 			return nil, err
 		}
 		return binary.LittleEndian.AppendUint64([]byte{opConst8u}, v), nil
 	})
+}
+
+// opGNUParameterRef is DW_OP_GNU_parameter_ref: the value the caller
+// passed for a parameter the callee no longer receives. GCC describes
+// the parameters an IPA-SRA clone (complain.isra.0) dropped with it; its
+// operand is the unit offset of the parameter's DIE in the abstract
+// function, which the caller's DW_TAG_call_site_parameter names by
+// DW_AT_call_parameter (DW_AT_abstract_origin in the GNU form).
+const opGNUParameterRef = 0xfa
+
+// parameterRef returns the value fr's caller passed for the parameter at
+// unit offset rel of fr's unit.
+func (r *Reader) parameterRef(fr *Frame, rel uint64) (uint64, error) {
+	u := r.unitOf(fr.Subprogram)
+	if u == nil {
+		return 0, fmt.Errorf("entry at %#x is in no unit", fr.Subprogram)
+	}
+	param := dwarf.Offset(uint64(u.start) + rel)
+	if fr.Caller == nil {
+		return 0, errors.New("parameter value: the caller is unknown")
+	}
+	cr, caller, err := fr.Caller()
+	if err != nil {
+		return 0, fmt.Errorf("parameter value: %w", err)
+	}
+	if cr != r {
+		return 0, errors.New("parameter value: the caller is in another file")
+	}
+	v, err := cr.callValue(caller, func(p *godwarf.Tree) bool {
+		ref, ok := p.Val(dwarf.AttrCallParameter).(dwarf.Offset)
+		if !ok {
+			ref, ok = p.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
+		}
+		return ok && ref == param
+	})
+	if err != nil {
+		return 0, fmt.Errorf("value of the parameter at %#x: %w", param, err)
+	}
+	return v, nil
 }
 
 // rewriteOps returns expr with each operation op replaced by what f
@@ -467,7 +512,11 @@ func (r *Reader) entryValue(fr *Frame, block []byte) (uint64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("entry value: %w", err)
 	}
-	v, err := cr.callValue(caller, reg)
+	v, err := cr.callValue(caller, func(p *godwarf.Tree) bool {
+		loc, _ := p.Val(dwarf.AttrLocation).([]byte)
+		n, ok := singleRegister(loc)
+		return ok && n == reg
+	})
 	if err != nil {
 		return 0, fmt.Errorf("entry value of %s: %w", regName(reg), err)
 	}
@@ -489,11 +538,10 @@ func singleRegister(block []byte) (uint64, bool) {
 }
 
 // callValue evaluates, in the caller frame fr (stopped at the call: its
-// PC is the return address - 1), the value the call passed in register
-// reg: the DW_AT_call_value of the DW_TAG_call_site_parameter whose
-// location is that register, under the DW_TAG_call_site returning to
-// fr.PC+1.
-func (r *Reader) callValue(fr *Frame, reg uint64) (uint64, error) {
+// PC is the return address - 1), the value the call passed for a
+// parameter: the DW_AT_call_value of the DW_TAG_call_site_parameter that
+// is accepts, under the DW_TAG_call_site returning to fr.PC+1.
+func (r *Reader) callValue(fr *Frame, is func(*godwarf.Tree) bool) (uint64, error) {
 	t, err := r.tree(fr.Subprogram)
 	if err != nil {
 		return 0, err
@@ -506,8 +554,7 @@ func (r *Reader) callValue(fr *Frame, reg uint64) (uint64, error) {
 		if p.Tag != dwarf.TagCallSiteParameter && p.Tag != tagGNUCallSiteParameter {
 			continue
 		}
-		loc, _ := p.Val(dwarf.AttrLocation).([]byte)
-		if n, ok := singleRegister(loc); !ok || n != reg {
+		if !is(p) {
 			continue
 		}
 		val, ok := p.Val(dwarf.AttrCallValue).([]byte)

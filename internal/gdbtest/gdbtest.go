@@ -193,7 +193,6 @@ var Differences = []struct {
 	{"", "main", "s", "the same", []string{"demo"}},
 	{"", "audit", "v", "the same", []string{"gcc-inv", "clang22-inv"}},
 	{"", "step", "extra", "the same", []string{"gcc-inl", "clang22-inl"}},
-	{"gcc-inv", "complain", "it", "GCC's IPA-SRA clone complain.isra.0 describes it by DW_OP_GNU_parameter_ref (the caller's call-site value): gdb reads it, Delve and splitdbg do not (only the DAP test looks at complain itself)", nil},
 	{"clang22-inl", "kind_name", "k", "clang gives the inlined call no entry for k, only the abstract kind_name has one: gdb lists it <optimized out>, Delve (in hot code) and splitdbg omit it", []string{"clang22-inl"}},
 	{"gcc-inl", "step", "flags", "GCC gives arrays no DW_AT_byte_size: Delve, in step's entry fragment, reads every element at the array's address", []string{"gcc-inl"}},
 }
