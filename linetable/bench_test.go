@@ -274,3 +274,25 @@ func BenchmarkBuild(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkNewInlines builds the inline index of bench/out/mfs
+// (bench/gen-mfs.sh: 30,000 functions split by clang 22, symbolize's
+// benchmark) if it has been generated, else of the benchmark binary,
+// from a freshly opened file (sections are read once per file).
+func BenchmarkNewInlines(b *testing.B) {
+	bin := filepath.Join(testbin.Dir(), "..", "..", "bench", "out", "mfs")
+	if _, err := os.Stat(bin); err != nil {
+		bin = benchBinary(b)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		f, err := elfx.Open(bin)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := linetable.NewInlines(f); err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
+	}
+}

@@ -57,8 +57,7 @@ type Inlines struct {
 // Variable is a variable at a fixed address (DW_AT_location
 // DW_OP_addr or DW_OP_addrx): [Start, End) holds it, End - Start its
 // type's size (1 if unknown), DeclFile (nil if absent, or given as
-// DW_FORM_implicit_const, see implicitDeclFiles) and DeclLine where it is
-// declared.
+// DW_FORM_implicit_const, see noFile) and DeclLine where it is declared.
 type Variable struct {
 	Start, End uint64
 	DeclFile   *FileNames
@@ -123,8 +122,11 @@ type dieNames struct {
 	origin        dwarf.Offset // DW_AT_abstract_origin or DW_AT_specification, 0 if none
 }
 
-// noFile marks a DW_AT_decl_file that gives no name (see
-// implicitDeclFiles); the search for a declaration stops there.
+// noFile marks a DW_AT_decl_file that gives no name: one of the form
+// DW_FORM_implicit_const (DWARF 5, section 7.5.3: the value lives in the
+// abbreviation), from which LLVM 22's symbolizer reads no file name (GCC
+// 12 writes most decl_file attributes this way). The search for a
+// declaration stops there.
 var noFile = new(FileNames)
 
 type span struct {
@@ -132,11 +134,42 @@ type span struct {
 	id     int32 // 1 + a scope, or for units 0
 }
 
+// inlineAttrs are the attributes NewInlines reads, indexed by the ia*
+// constants.
+var inlineAttrs = []dwarf.Attr{
+	dwarf.AttrName, attrLinkageName, attrMIPSLinkageName, dwarf.AttrDeclFile, dwarf.AttrDeclLine,
+	dwarf.AttrAbstractOrigin, dwarf.AttrSpecification, dwarf.AttrLowpc, dwarf.AttrHighpc, dwarf.AttrRanges,
+	dwarf.AttrCallFile, dwarf.AttrCallLine, dwarf.AttrCallColumn, attrDiscriminator,
+	dwarf.AttrLocation, dwarf.AttrType, dwarf.AttrStmtList, dwarf.AttrCompDir, dwarf.AttrAddrBase,
+}
+
+const (
+	iaName = iota
+	iaLinkage
+	iaMIPSLinkage
+	iaDeclFile
+	iaDeclLine
+	iaAbstractOrigin
+	iaSpecification
+	iaLowpc
+	iaHighpc
+	iaRanges
+	iaCallFile
+	iaCallLine
+	iaCallColumn
+	iaDiscriminator
+	iaLocation
+	iaType
+	iaStmtList
+	iaCompDir
+	iaAddrBase
+)
+
 // NewInlines indexes the DWARF of f; a file without DWARF gives an
 // empty index.
 func NewInlines(f *elfx.File) (*Inlines, error) {
 	x := &Inlines{}
-	d, err := f.DWARF()
+	d, err := dies.Load(f)
 	if err != nil || d == nil {
 		x.finish(nil)
 		return x, err
@@ -145,46 +178,58 @@ func NewInlines(f *elfx.File) (*Inlines, error) {
 	if err != nil {
 		return nil, err
 	}
-	implicit, err := newImplicitDeclFiles(f)
-	if err != nil {
-		return nil, err
-	}
 	addrs, _, err := f.SectionData(".debug_addr")
 	if err != nil {
 		return nil, err
 	}
-	infoAt := make(map[dwarf.Offset]int32) // subprogram DIEs, into info
-	var info []dieNames
-	scopeDIE := []int32{} // per scope, its info
-	var spans, units []span
-	r, types := dies.NewReader(d), d.Reader()
-	for {
-		cu, err := r.Next()
+	var (
+		info     []dieNames     // subprogram and inlined subroutine DIEs
+		infoOff  []dwarf.Offset // their offsets, increasing
+		scopeDIE []int32        // per scope, its info
+		spans    []span
+		units    []span
+		rs       [][2]uint64
+		types    *dwarf.Reader // for the sizes of variables, made when needed
+		names    = make(map[string]string)
+	)
+	str := func(e *dies.Entry, i int) string {
+		b, ok := e.StringBytes(i)
+		if !ok {
+			return ""
+		}
+		if s, ok := names[string(b)]; ok {
+			return s
+		}
+		s := string(b)
+		names[s] = s
+		return s
+	}
+	w := d.NewWalker(inlineAttrs...)
+	for ui := range d.Units() {
+		w.Reset(ui)
+		cu, err := w.Next()
 		if err != nil {
 			return nil, err
 		}
-		if cu == nil {
-			break
-		}
-		if cu.Tag != dwarf.TagCompileUnit && cu.Tag != dwarf.TagPartialUnit {
-			r.SkipChildren()
+		if cu == nil || cu.Tag != dwarf.TagCompileUnit && cu.Tag != dwarf.TagPartialUnit {
 			continue
 		}
-		if rs, err := d.Ranges(cu); err == nil {
+		if rs, err = cu.Ranges(rs[:0]); err == nil {
 			for _, rg := range rs {
 				units = append(units, span{rg[0], rg[1], 0})
 			}
 		}
-		addrBase, _ := cu.Val(dwarf.AttrAddrBase).(int64)
+		addrSize := int(w.Unit().AddrSize)
+		addrBase, _ := cu.SecOffset(iaAddrBase)
 		var files []*FileNames
-		if off, ok := cu.Val(dwarf.AttrStmtList).(int64); ok {
-			compDir, _ := cu.Val(dwarf.AttrCompDir).(string)
-			if p, err := dwarfline.New(secs, uint64(off), compDir, r.AddressSize()); err == nil {
+		if off, ok := cu.SecOffset(iaStmtList); ok {
+			compDir, _ := cu.String(iaCompDir)
+			if p, err := dwarfline.New(secs, off, compDir, addrSize); err == nil {
 				files = appendFileNames(nil, p)
 			}
 		}
-		file := func(e *dwarf.Entry, a dwarf.Attr) *FileNames {
-			if v, ok := e.Val(a).(int64); ok && v >= 0 && v < int64(len(files)) {
+		file := func(e *dies.Entry, i int) *FileNames {
+			if v, ok := e.Int(i); ok && v >= 0 && v < int64(len(files)) {
 				return files[v]
 			}
 			return nil
@@ -192,58 +237,57 @@ func NewInlines(f *elfx.File) (*Inlines, error) {
 		if !cu.Children {
 			continue
 		}
-		// stack[k] is the innermost scope enclosing depth k, -1 if none.
+		// stack[k] is the innermost scope enclosing depth k+1, -1 if none.
 		stack := []int32{-1}
-		for len(stack) > 0 {
-			e, err := r.Next()
+		for {
+			e, err := w.Next()
 			if err != nil {
 				return nil, err
 			}
 			if e == nil {
 				break
 			}
-			if e.Tag == 0 {
-				stack = stack[:len(stack)-1]
-				continue
+			if e.Depth > len(stack) || e.Depth == 0 {
+				break // a second top-level entry: not a compile unit's
 			}
-			parent := stack[len(stack)-1]
+			stack = stack[:e.Depth]
+			parent := stack[e.Depth-1]
 			self := parent
 			if e.Tag == dwarf.TagVariable {
-				if v, ok := x.variable(types, r.AddressSize(), e, addrs, addrBase); ok {
-					v.DeclFile, v.DeclLine = file(e, dwarf.AttrDeclFile), intVal(e, dwarf.AttrDeclLine)
-					if implicit.implicit(e.Offset) {
+				if v, ok := x.variable(&types, f, addrSize, e, addrs, int64(addrBase)); ok {
+					v.DeclFile, v.DeclLine = file(e, iaDeclFile), intVal(e, iaDeclLine)
+					if e.IsImplicitConst(iaDeclFile) {
 						v.DeclFile = nil
 					}
 					x.vars = append(x.vars, v)
 				}
 			}
 			if e.Tag == dwarf.TagSubprogram || e.Tag == dwarf.TagInlinedSubroutine {
-				n := dieNames{declFile: file(e, dwarf.AttrDeclFile)}
-				if n.declFile != nil && implicit.implicit(e.Offset) {
+				n := dieNames{declFile: file(e, iaDeclFile)}
+				if n.declFile != nil && e.IsImplicitConst(iaDeclFile) {
 					n.declFile = noFile
 				}
-				n.name, _ = e.Val(dwarf.AttrName).(string)
-				if n.linkage, _ = e.Val(attrLinkageName).(string); n.linkage == "" {
-					n.linkage, _ = e.Val(attrMIPSLinkageName).(string)
+				n.name = str(e, iaName)
+				if n.linkage = str(e, iaLinkage); n.linkage == "" {
+					n.linkage = str(e, iaMIPSLinkage)
 				}
-				n.declLine = intVal(e, dwarf.AttrDeclLine)
-				if o, ok := e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset); ok {
+				n.declLine = intVal(e, iaDeclLine)
+				if o, ok := e.Ref(iaAbstractOrigin); ok {
 					n.origin = o
-				} else if o, ok := e.Val(dwarf.AttrSpecification).(dwarf.Offset); ok {
+				} else if o, ok := e.Ref(iaSpecification); ok {
 					n.origin = o
 				}
-				infoAt[e.Offset] = int32(len(info))
-				info = append(info, n)
-				s := Scope{Inlined: e.Tag == dwarf.TagInlinedSubroutine, parent: parent, CallFile: file(e, dwarf.AttrCallFile)}
-				if v, ok := e.Val(dwarf.AttrLowpc).(uint64); ok {
+				info, infoOff = append(info, n), append(infoOff, e.Offset)
+				s := Scope{Inlined: e.Tag == dwarf.TagInlinedSubroutine, parent: parent, CallFile: file(e, iaCallFile)}
+				if v, ok := e.Addr(iaLowpc); ok {
 					s.LowPC, s.HasLowPC = v, true
 				}
-				s.CallLine, s.CallColumn = intVal(e, dwarf.AttrCallLine), intVal(e, dwarf.AttrCallColumn)
-				s.CallDiscriminator = intVal(e, attrDiscriminator)
+				s.CallLine, s.CallColumn = intVal(e, iaCallLine), intVal(e, iaCallColumn)
+				s.CallDiscriminator = intVal(e, iaDiscriminator)
 				self = int32(len(x.scopes))
 				x.scopes = append(x.scopes, s)
 				scopeDIE = append(scopeDIE, int32(len(info)-1))
-				if rs, err := d.Ranges(e); err == nil {
+				if rs, err = e.Ranges(rs[:0]); err == nil {
 					for _, rg := range rs {
 						if rg[1] > rg[0] {
 							spans = append(spans, span{rg[0], rg[1], self + 1})
@@ -255,10 +299,13 @@ func NewInlines(f *elfx.File) (*Inlines, error) {
 			case !e.Children:
 			case e.Tag == dwarf.TagCallSite || e.Tag == tagGNUCallSite || e.Tag == dwarf.TagEnumerationType:
 				// Their children are parameters and enumerators.
-				r.SkipChildren()
+				w.SkipChildren()
 			default:
 				stack = append(stack, self)
 			}
+		}
+		if err := w.Err(); err != nil {
+			return nil, err
 		}
 	}
 	// Names through abstract origins and specifications, nearest first.
@@ -284,8 +331,8 @@ func NewInlines(f *elfx.File) (*Inlines, error) {
 			}
 			k = -1
 			if n.origin != 0 {
-				if o, ok := infoAt[n.origin]; ok {
-					k = o
+				if o, ok := slices.BinarySearch(infoOff, n.origin); ok {
+					k = int32(o)
 				}
 			}
 		}
@@ -301,9 +348,11 @@ func NewInlines(f *elfx.File) (*Inlines, error) {
 }
 
 // variable reads a variable's address (a location of one DW_OP_addr,
-// or one DW_OP_addrx into .debug_addr at the unit's addr_base) and size.
-func (x *Inlines) variable(types *dwarf.Reader, addrSize int, e *dwarf.Entry, addrs []byte, addrBase int64) (Variable, bool) {
-	loc, ok := e.Val(dwarf.AttrLocation).([]byte)
+// or one DW_OP_addrx into .debug_addr at the unit's addr_base) and size;
+// *types reads the sizes of its type, made from f's debug/dwarf data
+// when first needed.
+func (x *Inlines) variable(types **dwarf.Reader, f *elfx.File, addrSize int, e *dies.Entry, addrs []byte, addrBase int64) (Variable, bool) {
+	loc, ok := e.Block(iaLocation)
 	if !ok || len(loc) == 0 {
 		return Variable{}, false
 	}
@@ -325,9 +374,16 @@ func (x *Inlines) variable(types *dwarf.Reader, addrSize int, e *dwarf.Entry, ad
 		return v, false
 	}
 	size := int64(1)
-	if off, ok := e.Val(dwarf.AttrType).(dwarf.Offset); ok {
-		if n, ok := typeSize(types, off, addrSize); ok && n > 0 {
-			size = n
+	if off, ok := e.Ref(iaType); ok {
+		if *types == nil {
+			if dd, err := f.DWARF(); err == nil && dd != nil {
+				*types = dd.Reader()
+			}
+		}
+		if *types != nil {
+			if n, ok := typeSize(*types, off, addrSize); ok && n > 0 {
+				size = n
+			}
 		}
 	}
 	v.End = v.Start + uint64(size)
@@ -379,8 +435,8 @@ func partition(spans []span) ([]uint64, []int32) {
 	return starts, owner
 }
 
-func intVal(e *dwarf.Entry, a dwarf.Attr) int {
-	v, _ := e.Val(a).(int64)
+func intVal(e *dies.Entry, i int) int {
+	v, _ := e.Int(i)
 	return int(v)
 }
 

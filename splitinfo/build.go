@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/splitdbg/splitdbg/internal/dies"
 	"github.com/splitdbg/splitdbg/internal/dwarfline"
 	"github.com/splitdbg/splitdbg/internal/elfx"
 	"github.com/splitdbg/splitdbg/splitinfo/bat"
@@ -69,7 +70,7 @@ func FromELF(f *elfx.File) (*Table, error) {
 // readSubprograms returns the subprograms with code of f's DWARF; nil
 // without DWARF.
 func readSubprograms(f *elfx.File, isCode func(Range) bool) ([]dwarfFunc, error) {
-	d, err := f.DWARF()
+	d, err := dies.Load(f)
 	if err != nil || d == nil {
 		return nil, err
 	}
@@ -77,9 +78,9 @@ func readSubprograms(f *elfx.File, isCode func(Range) bool) ([]dwarfFunc, error)
 	if err != nil {
 		return nil, err
 	}
-	fns, err := dwarfFuncs(d, lines, isCode)
+	fns, err := dwarfFuncs(d, lines, isCode) // its errors name the file
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", f.Name, err)
+		return nil, err
 	}
 	if fns == nil {
 		fns = []dwarfFunc{}

@@ -2,7 +2,6 @@ package splitinfo
 
 import (
 	"debug/dwarf"
-	"fmt"
 	"path"
 
 	"github.com/splitdbg/splitdbg/internal/dies"
@@ -28,30 +27,52 @@ type dieName struct {
 	line          int64
 }
 
+// funcAttrs are the attributes dwarfFuncs reads, indexed by the fa*
+// constants.
+var funcAttrs = []dwarf.Attr{
+	dwarf.AttrName, dwarf.AttrLinkageName, attrMIPSLinkageName, dwarf.AttrDeclFile, dwarf.AttrDeclLine,
+	dwarf.AttrAbstractOrigin, dwarf.AttrSpecification, dwarf.AttrLowpc, dwarf.AttrHighpc, dwarf.AttrRanges,
+	dwarf.AttrStmtList, dwarf.AttrCompDir,
+}
+
+const (
+	faName = iota
+	faLinkage
+	faMIPSLinkage
+	faDeclFile
+	faDeclLine
+	faAbstractOrigin
+	faSpecification
+	faLowpc
+	faHighpc
+	faRanges
+	faStmtList
+	faCompDir
+)
+
 // dwarfFuncs reads every subprogram that has code. isCode filters out
 // ranges of discarded code (address 0 or a tombstone).
-func dwarfFuncs(d *dwarf.Data, lines *dwarfline.Sections, isCode func(Range) bool) ([]dwarfFunc, error) {
+func dwarfFuncs(d *dies.Data, lines *dwarfline.Sections, isCode func(Range) bool) ([]dwarfFunc, error) {
 	var out []dwarfFunc
-	r := dies.NewReader(d)
-	ref := dies.NewReader(d)
+	w := d.NewWalker(funcAttrs...)
+	ref := d.NewWalker(funcAttrs...)
 	cache := make(map[dwarf.Offset]dieName)
-	var (
-		cuEntry *dwarf.Entry
-		cuName  string
-		files   []string
-		filesOK bool
-	)
 	var resolve func(off dwarf.Offset, depth int) dieName
 	// nameOf is e's name, completed from the DIEs its DW_AT_abstract_origin
 	// and DW_AT_specification refer to when it lacks a name or a
 	// declaration file; depth is how many such references led to e.
-	nameOf := func(e *dwarf.Entry, depth int) dieName {
+	nameOf := func(e *dies.Entry, depth int) dieName {
 		n := entryName(e)
 		if depth < 8 && (n.name == "" || n.fileIdx < 0) {
-			for _, a := range []dwarf.Attr{dwarf.AttrAbstractOrigin, dwarf.AttrSpecification} {
-				if o, ok := e.Val(a).(dwarf.Offset); ok {
-					n = n.fill(resolve(o, depth+1))
-				}
+			// Both references are read first: resolving one reuses the
+			// entry e may be.
+			origin, hasOrigin := e.Ref(faAbstractOrigin)
+			spec, hasSpec := e.Ref(faSpecification)
+			if hasOrigin {
+				n = n.fill(resolve(origin, depth+1))
+			}
+			if hasSpec {
+				n = n.fill(resolve(spec, depth+1))
 			}
 		}
 		return n
@@ -60,8 +81,7 @@ func dwarfFuncs(d *dwarf.Data, lines *dwarfline.Sections, isCode func(Range) boo
 		if n, ok := cache[off]; ok {
 			return n
 		}
-		ref.Seek(off)
-		e, err := ref.Next()
+		e, err := ref.EntryAt(off)
 		if err != nil || e == nil {
 			return dieName{}
 		}
@@ -69,74 +89,86 @@ func dwarfFuncs(d *dwarf.Data, lines *dwarfline.Sections, isCode func(Range) boo
 		cache[off] = n
 		return n
 	}
-	for {
-		e, err := r.Next()
-		if err != nil {
-			return out, fmt.Errorf("DWARF: %w", err)
-		}
-		if e == nil {
-			break
-		}
-		switch e.Tag {
-		case dwarf.TagCompileUnit, dwarf.TagPartialUnit, dwarf.TagSkeletonUnit:
-			cuEntry, filesOK, files = e, false, nil
-			cuName, _ = e.Val(dwarf.AttrName).(string)
-			continue
-		case dwarf.TagSubprogram:
-			// A subprogram's children are its parameters, variables,
-			// blocks and inlined calls: skipping them (by DW_AT_sibling
-			// where the producer gives it) is most of the saving. GCC's
-			// nested functions, which live there, are then known from
-			// their symbols only.
-			r.SkipChildren()
-		case dwarf.TagVariable, dwarf.TagBaseType, dwarf.TagPointerType, dwarf.TagTypedef,
-			dwarf.TagConstType, dwarf.TagArrayType, dwarf.TagEnumerationType:
-			r.SkipChildren()
-			continue
-		default:
-			continue
-		}
-		rs, err := d.Ranges(e)
-		if err != nil || len(rs) == 0 {
-			continue // a declaration, an abstract instance, or unreadable ranges
-		}
-		fn := dwarfFunc{off: e.Offset, cu: cuName}
-		for _, x := range rs {
-			if rg := (Range{x[0], x[1]}); rg.Start < rg.End && isCode(rg) {
-				fn.ranges = append(fn.ranges, rg)
+	var rs [][2]uint64
+	for ui := range d.Units() {
+		w.Reset(ui)
+		var (
+			cuName   string
+			stmtList uint64
+			hasStmt  bool
+			compDir  string
+			files    []string
+			filesOK  bool
+		)
+		for {
+			e, err := w.Next()
+			if err != nil {
+				return out, err
 			}
-		}
-		if len(fn.ranges) == 0 {
-			continue
-		}
-		if lo, ok := e.Val(dwarf.AttrLowpc).(uint64); ok {
-			fn.lowPC, fn.hasLow = lo, true
-		}
-		n := nameOf(e, 0)
-		fn.name, fn.linkage, fn.line = n.name, n.linkage, int(n.line)
-		if n.fileIdx >= 0 {
-			if !filesOK && cuEntry != nil {
-				filesOK = true
-				files = unitFiles(cuEntry, lines, r.AddressSize())
+			if e == nil {
+				break
 			}
-			if i := n.fileIdx; i >= 0 && i < int64(len(files)) {
-				fn.file = files[i]
+			switch e.Tag {
+			case dwarf.TagCompileUnit, dwarf.TagPartialUnit, dwarf.TagSkeletonUnit:
+				cuName, _ = e.String(faName)
+				stmtList, hasStmt = e.SecOffset(faStmtList)
+				compDir, _ = e.String(faCompDir)
+				filesOK, files = false, nil
+				continue
+			case dwarf.TagSubprogram:
+				// A subprogram's children are its parameters, variables,
+				// blocks and inlined calls: skipping them (by DW_AT_sibling
+				// where the producer gives it) is most of the saving. GCC's
+				// nested functions, which live there, are then known from
+				// their symbols only.
+				w.SkipChildren()
+			case dwarf.TagVariable, dwarf.TagBaseType, dwarf.TagPointerType, dwarf.TagTypedef,
+				dwarf.TagConstType, dwarf.TagArrayType, dwarf.TagEnumerationType:
+				w.SkipChildren()
+				continue
+			default:
+				continue
 			}
+			if rs, err = e.Ranges(rs[:0]); err != nil || len(rs) == 0 {
+				continue // a declaration, an abstract instance, or unreadable ranges
+			}
+			fn := dwarfFunc{off: e.Offset, cu: cuName}
+			for _, x := range rs {
+				if rg := (Range{x[0], x[1]}); rg.Start < rg.End && isCode(rg) {
+					fn.ranges = append(fn.ranges, rg)
+				}
+			}
+			if len(fn.ranges) == 0 {
+				continue
+			}
+			fn.lowPC, fn.hasLow = e.Addr(faLowpc)
+			n := nameOf(e, 0)
+			fn.name, fn.linkage, fn.line = n.name, n.linkage, int(n.line)
+			if n.fileIdx >= 0 {
+				if !filesOK && hasStmt {
+					filesOK = true
+					files = unitFiles(stmtList, compDir, lines, int(w.Unit().AddrSize))
+				}
+				if i := n.fileIdx; i >= 0 && i < int64(len(files)) {
+					fn.file = files[i]
+				}
+			}
+			out = append(out, fn)
 		}
-		out = append(out, fn)
+		if err := w.Err(); err != nil {
+			return out, err
+		}
 	}
 	return out, nil
 }
 
-// unitFiles returns the file table of a unit's line program; nil if the
-// unit has none or it cannot be read (the names are then left out).
-func unitFiles(cu *dwarf.Entry, lines *dwarfline.Sections, addrSize int) []string {
-	off, ok := cu.Val(dwarf.AttrStmtList).(int64)
-	if !ok || lines == nil {
+// unitFiles returns the file table of a unit's line program at off; nil
+// if it cannot be read (the names are then left out).
+func unitFiles(off uint64, compDir string, lines *dwarfline.Sections, addrSize int) []string {
+	if lines == nil {
 		return nil
 	}
-	compDir, _ := cu.Val(dwarf.AttrCompDir).(string)
-	p, err := dwarfline.New(lines, uint64(off), compDir, addrSize)
+	p, err := dwarfline.New(lines, off, compDir, addrSize)
 	if err != nil {
 		return nil
 	}
@@ -149,17 +181,17 @@ func unitFiles(cu *dwarf.Entry, lines *dwarfline.Sections, addrSize int) []strin
 	return files
 }
 
-func entryName(e *dwarf.Entry) dieName {
+func entryName(e *dies.Entry) dieName {
 	n := dieName{fileIdx: -1}
-	n.name, _ = e.Val(dwarf.AttrName).(string)
-	n.linkage, _ = e.Val(dwarf.AttrLinkageName).(string)
+	n.name, _ = e.String(faName)
+	n.linkage, _ = e.String(faLinkage)
 	if n.linkage == "" {
-		n.linkage, _ = e.Val(attrMIPSLinkageName).(string)
+		n.linkage, _ = e.String(faMIPSLinkage)
 	}
-	if f, ok := e.Val(dwarf.AttrDeclFile).(int64); ok {
+	if f, ok := e.Int(faDeclFile); ok {
 		n.fileIdx = f
 	}
-	if l, ok := e.Val(dwarf.AttrDeclLine).(int64); ok {
+	if l, ok := e.Int(faDeclLine); ok {
 		n.line = l
 	}
 	return n

@@ -192,7 +192,8 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"addr", "x", "0xzz"}, 2, []string{"bad address"}},
 		{[]string{"funcs", filepath.Join(dir, "missing")}, 1, []string{"missing", "no such file"}},
 		{[]string{"funcs", notELF}, 1, []string{notELF, "not an ELF file"}},
-		{[]string{"funcs", corrupt}, 1, []string{corrupt, "dwarf section", "offset"}},
+		// The section and offset where decoding failed (a DecodeError).
+		{[]string{"funcs", corrupt}, 1, []string{corrupt, ".debug_", "+0x", "corrupt"}},
 		{[]string{"help"}, 0, nil},
 		{[]string{"funcs", "-help"}, 0, nil},
 		{[]string{"help", "addr"}, 0, nil},

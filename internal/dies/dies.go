@@ -1,12 +1,20 @@
 // Package dies walks DWARF debugging information entries (DWARF 5,
-// section 2.1) with debug/dwarf's Reader, guarded against the one input
-// on which that Reader never ends.
+// section 2.1) two ways.
 //
-// debug/dwarf (Go 1.26) reads an abbreviation code that runs to the end
-// of its unit's data (every byte left has its high bit set, buf.varint)
-// as 0 without moving on: Next then returns null entries forever, and
-// every walk of a unit's entries hangs. A Reader stops such a walk with
-// an error.
+// Walker (walk.go) is splitdbg's own decoder of .debug_info and
+// .debug_abbrev (DWARF 2 to 5, section 7.5): it allocates nothing per
+// entry, decodes only the attributes its caller asks for and skips the
+// rest by their forms, and reports malformed input as a
+// *cursor.DecodeError naming the file, section and offset. The tables
+// built from every entry of a file (procedures, inline scopes) use it.
+//
+// Reader wraps debug/dwarf's Reader, for callers that want debug/dwarf's
+// entries and types, guarded against the one input on which that Reader
+// never ends: debug/dwarf (Go 1.26) reads an abbreviation code that runs
+// to the end of its unit's data (every byte left has its high bit set,
+// buf.varint) as 0 without moving on: Next then returns null entries
+// forever, and every walk of a unit's entries hangs. A Reader stops such
+// a walk with an error.
 package dies
 
 import (
