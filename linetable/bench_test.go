@@ -290,7 +290,7 @@ func BenchmarkNewInlines(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := linetable.NewInlines(f); err != nil {
+		if _, err := linetable.NewInlines(f, nil); err != nil {
 			b.Fatal(err)
 		}
 		f.Close()

@@ -12,6 +12,7 @@ import (
 	"github.com/splitdbg/splitdbg/internal/dies"
 	"github.com/splitdbg/splitdbg/internal/dwarfline"
 	"github.com/splitdbg/splitdbg/internal/elfx"
+	"github.com/splitdbg/splitdbg/splitinfo"
 )
 
 // Scope is a DWARF subprogram or inlined subroutine (DWARF 5, sections
@@ -165,9 +166,9 @@ const (
 	iaAddrBase
 )
 
-// NewInlines indexes the DWARF of f; a file without DWARF gives an
-// empty index.
-func NewInlines(f *elfx.File) (*Inlines, error) {
+// NewInlines indexes the DWARF of f in the compile units of scope s
+// (nil: every unit); a file without DWARF gives an empty index.
+func NewInlines(f *elfx.File, s *splitinfo.Scope) (*Inlines, error) {
 	x := &Inlines{}
 	d, err := dies.Load(f)
 	if err != nil || d == nil {
@@ -205,7 +206,7 @@ func NewInlines(f *elfx.File) (*Inlines, error) {
 		return s
 	}
 	w := d.NewWalker(inlineAttrs...)
-	for ui := range d.Units() {
+	for ui := range s.Units(len(d.Units())) {
 		w.Reset(ui)
 		cu, err := w.Next()
 		if err != nil {

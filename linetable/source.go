@@ -49,9 +49,13 @@ type Source interface {
 // DWARFSource reads the .debug_line program of every compile unit, with
 // splitdbg's own decoder (internal/dwarfline).
 type DWARFSource struct {
-	d      *dwarf.Data
-	secs   *dwarfline.Sections
-	units  *dies.Reader
+	d     *dwarf.Data
+	secs  *dwarfline.Sections
+	units *dies.Reader
+	// With scoped, only the units whose first entries are at only are
+	// read, in order.
+	only   []dwarf.Offset
+	scoped bool
 	prog   *dwarfline.Program
 	names  []string // cleaned names of prog's files
 	raw    []*FileNames
@@ -74,12 +78,24 @@ func newDWARFSource(d *dwarf.Data, secs *dwarfline.Sections) *DWARFSource {
 
 // SizeHint estimates the number of rows: a row takes at least one byte
 // of line program and usually about three.
-func (s *DWARFSource) SizeHint() int { return len(s.secs.Line) / 3 }
+func (s *DWARFSource) SizeHint() int {
+	if s.scoped {
+		return 0 // a few units' share of the section is not known
+	}
+	return len(s.secs.Line) / 3
+}
 
 // Next implements Source.
 func (s *DWARFSource) Next(r *Row) error {
 	for {
 		if s.prog == nil {
+			if s.scoped {
+				if len(s.only) == 0 {
+					return io.EOF
+				}
+				s.units.Seek(s.only[0])
+				s.only = s.only[1:]
+			}
 			cu, err := s.units.Next()
 			if err != nil {
 				return fmt.Errorf("DWARF: %w", err)
@@ -87,7 +103,9 @@ func (s *DWARFSource) Next(r *Row) error {
 			if cu == nil {
 				return io.EOF
 			}
-			s.units.SkipChildren()
+			if !s.scoped {
+				s.units.SkipChildren()
+			}
 			if cu.Tag != dwarf.TagCompileUnit && cu.Tag != dwarf.TagPartialUnit {
 				continue
 			}

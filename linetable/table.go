@@ -76,20 +76,43 @@ func OpenBytes(name string, data []byte) (*Table, error) {
 	return fromELF(f)
 }
 
-func fromELF(f *elfx.File) (*Table, error) {
-	procs, err := splitinfo.FromELF(f)
+func fromELF(f *elfx.File) (*Table, error) { return fromELFIn(f, nil) }
+
+// fromELFIn builds the procedures and the line table of f within scope
+// s (nil: the whole file).
+func fromELFIn(f *elfx.File, s *splitinfo.Scope) (*Table, error) {
+	procs, err := splitinfo.FromELFIn(f, s)
 	if err != nil {
 		return nil, err
 	}
-	return FromELF(f, procs)
+	return FromELFIn(f, procs, s)
+}
+
+// OpenIn builds the procedures and the line table of the ELF file at
+// path within the scope that scope returns for it (nil: the whole
+// file): the table answers every question about the scope's addresses
+// as the whole file's does, and nothing else is decoded.
+func OpenIn(path string, scope func(*elfx.File) (*splitinfo.Scope, error)) (*Table, error) {
+	return elfx.OpenWith(path, func(f *elfx.File) (*Table, error) {
+		s, err := scope(f)
+		if err != nil {
+			return nil, err
+		}
+		return fromELFIn(f, s)
+	})
 }
 
 // FromELF builds the line table of f, joined to procs (the Table of the
 // same file), from its DWARF .debug_line or, when it has none (after
 // strip --strip-debug), from its Extended Source Location section. A file
 // with neither gives an empty table.
-func FromELF(f *elfx.File, procs *splitinfo.Table) (*Table, error) {
-	src, err := lineSource(f)
+func FromELF(f *elfx.File, procs *splitinfo.Table) (*Table, error) { return FromELFIn(f, procs, nil) }
+
+// FromELFIn is FromELF over the line programs of the compile units of
+// scope s (nil: every unit); procs is the Table of the same scope. An
+// ESL section has no units: it is read whole.
+func FromELFIn(f *elfx.File, procs *splitinfo.Table, s *splitinfo.Scope) (*Table, error) {
+	src, err := lineSource(f, s)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +123,7 @@ func FromELF(f *elfx.File, procs *splitinfo.Table) (*Table, error) {
 	return t, nil
 }
 
-func lineSource(f *elfx.File) (Source, error) {
+func lineSource(f *elfx.File, scope *splitinfo.Scope) (Source, error) {
 	if f.Section(".debug_line") != nil {
 		d, err := f.DWARF()
 		if err != nil {
@@ -111,7 +134,9 @@ func lineSource(f *elfx.File) (Source, error) {
 			if err != nil {
 				return nil, err
 			}
-			return newDWARFSource(d, secs), nil
+			src := newDWARFSource(d, secs)
+			src.only, src.scoped = scope.Entries(), scope != nil
+			return src, nil
 		}
 	}
 	data, s, err := f.SectionData(esl.SectionName)

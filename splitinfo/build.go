@@ -29,11 +29,16 @@ func Read(name string, r io.ReaderAt) (*Table, error) { return elfx.ReadWith(nam
 
 // FromELF builds the Table of an opened ELF file. It is how splitdbg's
 // own packages share one open file between the Table and other readers.
-func FromELF(f *elfx.File) (*Table, error) {
+func FromELF(f *elfx.File) (*Table, error) { return FromELFIn(f, nil) }
+
+// FromELFIn builds the Table of the procedures of f within scope s (nil:
+// the whole file): each is the procedure FromELF builds, from the same
+// evidence, and nothing outside s is decoded.
+func FromELFIn(f *elfx.File, s *Scope) (*Table, error) {
 	if f.Type == elf.ET_REL {
 		return nil, fmt.Errorf("%s: relocatable object: procedures need final addresses; link it first", f.Name)
 	}
-	b := &builder{f: f, fragAt: make(map[uint64]fragRef)}
+	b := &builder{f: f, fragAt: make(map[uint64]fragRef), scope: s}
 	// Read the DWARF subprograms while the symbols are grouped: the two
 	// meet only when the subprograms are merged.
 	type subprograms struct {
@@ -42,10 +47,16 @@ func FromELF(f *elfx.File) (*Table, error) {
 	}
 	dwarfDone := make(chan subprograms, 1)
 	go func() {
-		fns, err := readSubprograms(f, b.isCode)
+		fns, err := readSubprograms(f, s)
 		dwarfDone <- subprograms{fns, err}
 	}()
-	syms, err := f.CodeSymbols() // parsed once per file; ours to filter
+	var syms []elfx.Symbol
+	var err error
+	if s != nil {
+		syms = slices.Clone(s.syms)
+	} else {
+		syms, err = f.CodeSymbols() // parsed once per file; ours to filter
+	}
 	if err != nil && !errors.Is(err, elfx.ErrNoSymbols) {
 		<-dwarfDone
 		return nil, err
@@ -67,9 +78,9 @@ func FromELF(f *elfx.File) (*Table, error) {
 	return b.finish()
 }
 
-// readSubprograms returns the subprograms with code of f's DWARF; nil
-// without DWARF.
-func readSubprograms(f *elfx.File, isCode func(Range) bool) ([]dwarfFunc, error) {
+// readSubprograms returns the subprograms with code of f's DWARF in
+// the units of scope s (nil: every unit); nil without DWARF.
+func readSubprograms(f *elfx.File, s *Scope) ([]dwarfFunc, error) {
 	d, err := dies.Load(f)
 	if err != nil || d == nil {
 		return nil, err
@@ -78,7 +89,7 @@ func readSubprograms(f *elfx.File, isCode func(Range) bool) ([]dwarfFunc, error)
 	if err != nil {
 		return nil, err
 	}
-	fns, err := dwarfFuncs(d, lines, isCode) // its errors name the file
+	fns, err := dwarfFuncs(d, lines, isCodeRange, s.Units(len(d.Units()))) // its errors name the file
 	if err != nil {
 		return nil, err
 	}
@@ -91,6 +102,7 @@ func readSubprograms(f *elfx.File, isCode func(Range) bool) ([]dwarfFunc, error)
 // builder merges the evidence of all sources into procedures.
 type builder struct {
 	f      *elfx.File
+	scope  *Scope // nil: the whole file
 	procs  []*bproc
 	fragAt map[uint64]fragRef // fragment start → owner
 
@@ -126,10 +138,23 @@ func (b *builder) addFragment(p *bproc, f Fragment, die dwarf.Offset) {
 	}
 }
 
-// isCode rejects the addresses linkers give to discarded code: 0 and the
-// -1/-2 tombstones.
-func (b *builder) isCode(r Range) bool {
+// isCodeRange rejects the addresses linkers give to discarded code: 0
+// and the -1/-2 tombstones.
+func isCodeRange(r Range) bool {
 	return r.Start != 0 && r.Start < ^uint64(1)
+}
+
+// keepSymbol reports whether a code symbol starts or names a fragment:
+// a function symbol, or an untyped one named as a fragment, at an
+// address of code.
+func keepSymbol(s *elfx.Symbol) bool {
+	if !s.IsFunc() {
+		// Untyped code symbols count only as named fragments.
+		if _, _, ok := fragmentName(s.Name); !ok {
+			return false
+		}
+	}
+	return isCodeRange(Range{s.Value, s.Value + 1})
 }
 
 // symGroup is the set of function symbols at one address.
@@ -144,15 +169,7 @@ type symGroup struct {
 }
 
 func (b *builder) addSymbols(syms []elfx.Symbol) {
-	syms = slices.DeleteFunc(syms, func(s elfx.Symbol) bool {
-		if !s.IsFunc() {
-			// Untyped code symbols count only as named fragments.
-			if _, _, ok := fragmentName(s.Name); !ok {
-				return true
-			}
-		}
-		return !b.isCode(Range{s.Value, s.Value + 1})
-	})
+	syms = slices.DeleteFunc(syms, func(s elfx.Symbol) bool { return !keepSymbol(&s) })
 	// Sort small keys, not the symbols: by address, then by name.
 	type key struct {
 		value uint64

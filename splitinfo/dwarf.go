@@ -2,6 +2,7 @@ package splitinfo
 
 import (
 	"debug/dwarf"
+	"iter"
 	"path"
 
 	"github.com/splitdbg/splitdbg/internal/dies"
@@ -50,9 +51,10 @@ const (
 	faCompDir
 )
 
-// dwarfFuncs reads every subprogram that has code. isCode filters out
-// ranges of discarded code (address 0 or a tombstone).
-func dwarfFuncs(d *dies.Data, lines *dwarfline.Sections, isCode func(Range) bool) ([]dwarfFunc, error) {
+// dwarfFuncs reads every subprogram that has code in the units whose
+// indices units yields. isCode filters out ranges of discarded code
+// (address 0 or a tombstone).
+func dwarfFuncs(d *dies.Data, lines *dwarfline.Sections, isCode func(Range) bool, units iter.Seq[int]) ([]dwarfFunc, error) {
 	var out []dwarfFunc
 	w := d.NewWalker(funcAttrs...)
 	ref := d.NewWalker(funcAttrs...)
@@ -90,7 +92,7 @@ func dwarfFuncs(d *dies.Data, lines *dwarfline.Sections, isCode func(Range) bool
 		return n
 	}
 	var rs [][2]uint64
-	for ui := range d.Units() {
+	for ui := range units {
 		w.Reset(ui)
 		var (
 			cuName   string

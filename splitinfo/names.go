@@ -128,10 +128,16 @@ func (b *builder) sizeUnsized(groups []*symGroup, syms []elfx.Symbol) []*symGrou
 			continue
 		}
 		limit := end[g.addr]
-		if i+1 < len(groups) {
-			if next := groups[i+1].addr; limit == 0 || next < limit {
-				limit = next
-			}
+		next := uint64(0)
+		switch {
+		case b.scope != nil:
+			// The next symbol may be outside the scope.
+			next = b.scope.nextSymbol(g.addr)
+		case i+1 < len(groups):
+			next = groups[i+1].addr
+		}
+		if next != 0 && (limit == 0 || next < limit) {
+			limit = next
 		}
 		if limit > g.addr {
 			g.size = limit - g.addr

@@ -5,11 +5,14 @@ import (
 	"debug/dwarf"
 	"debug/elf"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"testing"
 
 	"github.com/splitdbg/splitdbg/internal/elfx"
 	"github.com/splitdbg/splitdbg/internal/testbin"
+	"github.com/splitdbg/splitdbg/linetable"
+	"github.com/splitdbg/splitdbg/splitinfo"
 )
 
 // withSections returns the contents of bin's sections names and a
@@ -70,12 +73,36 @@ func symbolizeAll(data []byte) {
 	}
 	o := &Options{Inlines: true, Demangle: true}
 	var frames []Frame
+	var first *splitinfo.Proc
 	for p := range m.Procs().All() {
+		if first == nil || len(p.Fragments) > len(first.Fragments) {
+			first = p
+		}
 		for _, fr := range p.Fragments {
 			frames = m.Frames(frames[:0], fr.Start, o)
 			frames = m.Frames(frames[:0], fr.End-1, o)
 			m.Data(fr.Start, o)
 		}
+	}
+	if first == nil {
+		return
+	}
+	// The first answer's path: the scope of one procedure's fragments,
+	// and a breakpoint on its name and its first line.
+	var addrs []uint64
+	for _, fr := range first.Fragments {
+		addrs = append(addrs, fr.Start)
+	}
+	if s, err := splitinfo.ScopeOfAddrs(ef, addrs); err == nil {
+		if part, err := FromELFIn(ef, s); err == nil {
+			for _, a := range addrs {
+				frames = part.Frames(frames[:0], a, o)
+			}
+		}
+	}
+	linetable.ResolveELF(ef, first.Name)
+	if li, ok := m.Lines().LineInfo(first.Entry); ok {
+		linetable.ResolveELF(ef, fmt.Sprintf("%s:%d", li.File, li.Line))
 	}
 }
 

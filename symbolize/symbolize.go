@@ -43,21 +43,26 @@ func Open(path string) (*Module, error) {
 // goroutine its inline scopes and symbol table (the only users of the
 // file's shared DWARF data there that write to it are in NewInlines). A
 // panic there is raised again on the caller's goroutine.
-func FromELF(f *elfx.File) (*Module, error) {
+func FromELF(f *elfx.File) (*Module, error) { return FromELFIn(f, nil) }
+
+// FromELFIn is FromELF over the compile units of scope s (nil: the
+// whole file): its answers for addresses in s are FromELF's. The symbol
+// table, which names addresses outside every unit, is read whole.
+func FromELFIn(f *elfx.File, s *splitinfo.Scope) (*Module, error) {
 	var (
 		inl  *linetable.Inlines
 		syms symtab
 		ierr error
 	)
 	wait := goCarry(func() {
-		if inl, ierr = linetable.NewInlines(f); ierr == nil {
+		if inl, ierr = linetable.NewInlines(f, s); ierr == nil {
 			syms, ierr = readSymtab(f)
 		}
 	})
-	procs, err := splitinfo.FromELF(f)
+	procs, err := splitinfo.FromELFIn(f, s)
 	var lines *linetable.Table
 	if err == nil {
-		lines, err = linetable.FromELF(f, procs)
+		lines, err = linetable.FromELFIn(f, procs, s)
 	}
 	wait()
 	if err != nil {

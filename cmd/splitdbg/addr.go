@@ -3,7 +3,9 @@ package main
 import (
 	"flag"
 
+	"github.com/splitdbg/splitdbg/internal/elfx"
 	"github.com/splitdbg/splitdbg/linetable"
+	"github.com/splitdbg/splitdbg/splitinfo"
 	"github.com/splitdbg/splitdbg/symbolize"
 )
 
@@ -45,7 +47,11 @@ at the end).`,
 					addrs = append(addrs, v)
 				}
 			}
-			t, err := linetable.Open(args[0])
+			// Addresses on the command line: decode only the compile units
+			// that hold them.
+			t, err := linetable.OpenIn(args[0], func(f *elfx.File) (*splitinfo.Scope, error) {
+				return splitinfo.ScopeOfAddrs(f, addrs)
+			})
 			if err != nil {
 				return err
 			}

@@ -38,11 +38,7 @@ false: BOLT dropped the flag and the block's first row is used).`,
 			if len(args) != 2 {
 				return usagef("want BIN and LOC")
 			}
-			t, err := linetable.Open(args[0])
-			if err != nil {
-				return err
-			}
-			b, err := t.Resolve(args[1])
+			b, err := linetable.ResolveFile(args[0], args[1])
 			var amb *linetable.AmbiguousError
 			if errors.As(err, &amb) {
 				return fmt.Errorf("%s is ambiguous; say which: %s", amb.Spec, strings.Join(amb.Candidates, ", "))

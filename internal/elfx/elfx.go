@@ -393,11 +393,18 @@ var ErrNoSymbols = errors.New("no symbol table")
 // once per file; every call returns a new copy of the symbols, which the
 // caller may modify.
 func (f *File) CodeSymbols() ([]Symbol, error) {
-	f.symbols.once.Do(func() { f.symbols.syms, f.symbols.err = f.readCodeSymbols() })
-	if f.symbols.err != nil {
-		return nil, f.symbols.err
+	syms, err := f.SharedCodeSymbols()
+	if err != nil {
+		return nil, err
 	}
-	return slices.Clone(f.symbols.syms), nil
+	return slices.Clone(syms), nil
+}
+
+// SharedCodeSymbols returns the symbols CodeSymbols returns without
+// copying them: the slice is shared and callers must not modify it.
+func (f *File) SharedCodeSymbols() ([]Symbol, error) {
+	f.symbols.once.Do(func() { f.symbols.syms, f.symbols.err = f.readCodeSymbols() })
+	return f.symbols.syms, f.symbols.err
 }
 
 // readCodeSymbols parses the symbols CodeSymbols returns.

@@ -1,0 +1,333 @@
+package splitinfo
+
+import (
+	"debug/dwarf"
+	"iter"
+	"slices"
+	"strings"
+
+	"github.com/splitdbg/splitdbg/internal/dies"
+	"github.com/splitdbg/splitdbg/internal/elfx"
+)
+
+// A Scope is the set of DWARF compile units (DWARF 5, section 3.1.1) a
+// question needs: the units whose code ranges hold its addresses, and
+// every unit holding a fragment of a procedure with code there. A Table
+// built over a scope (FromELFIn) holds the procedures whose code lies in
+// those units' ranges, each exactly as the whole file's Table has it,
+// and decodes nothing else: the symbols elsewhere, the other units'
+// subprograms and the branches of their procedures are never read. The
+// line table and inline index take the same scope (package linetable).
+//
+// A nil *Scope is the whole file.
+type Scope struct {
+	units  []int          // indices of the units in .debug_info order (dies.Data.Units)
+	offs   []dwarf.Offset // their first entries
+	ranges []Range        // the units' code ranges, sorted, disjoint
+	syms   []elfx.Symbol  // the code symbols in ranges
+	// next is the address of the first code symbol above an address
+	// among all the file's, which bounds a zero-sized symbol (see
+	// sizeUnsized); nil when no symbol in scope is zero-sized.
+	next []uint64
+}
+
+// Units yields the indices, among the n units of the file's
+// .debug_info (dies.Data.Units), of the scope's units in order; all n
+// for the whole file.
+func (s *Scope) Units(n int) iter.Seq[int] {
+	return func(yield func(int) bool) {
+		if s == nil {
+			for i := range n {
+				if !yield(i) {
+					return
+				}
+			}
+			return
+		}
+		for _, i := range s.units {
+			if i < n && !yield(i) {
+				return
+			}
+		}
+	}
+}
+
+// Entries returns the offsets of the scope's units' first entries, in
+// .debug_info order, for readers that seek to them (debug/dwarf's);
+// nil for the whole file.
+func (s *Scope) Entries() []dwarf.Offset {
+	if s == nil {
+		return nil
+	}
+	return s.offs
+}
+
+// Holds reports whether addr lies in the code ranges of the scope's
+// units; every address does in the whole file.
+func (s *Scope) Holds(addr uint64) bool {
+	if s == nil {
+		return true
+	}
+	_, found := slices.BinarySearchFunc(s.ranges, addr, func(r Range, a uint64) int {
+		switch {
+		case r.End <= a:
+			return -1
+		case r.Start > a:
+			return 1
+		}
+		return 0
+	})
+	return found
+}
+
+// Unit is a compile unit as a scope's predicate sees it: what its
+// first entry (DW_TAG_compile_unit or DW_TAG_partial_unit) says.
+type Unit struct {
+	index  int
+	offset dwarf.Offset
+	Ranges []Range // code ranges: DW_AT_low_pc/high_pc, DW_AT_ranges
+	// StmtList is the offset of its line program, if HasStmtList.
+	StmtList    uint64
+	HasStmtList bool
+	CompDir     string
+	AddressSize int
+}
+
+// unitAttrs are the attributes readUnits reads: the ranges' three, and
+// then the line program's (uaStmtList, uaCompDir).
+var unitAttrs = []dwarf.Attr{dwarf.AttrLowpc, dwarf.AttrHighpc, dwarf.AttrRanges, dwarf.AttrStmtList, dwarf.AttrCompDir}
+
+const (
+	uaStmtList = 3
+	uaCompDir  = 4
+)
+
+// readUnits returns every compile unit of d, decoding only its first
+// entry.
+func readUnits(d *dies.Data) ([]Unit, error) {
+	var out []Unit
+	w := d.NewWalker(unitAttrs...)
+	var rs [][2]uint64
+	for i := range d.Units() {
+		w.Reset(i)
+		e, err := w.Next()
+		if err != nil {
+			return nil, err
+		}
+		if e == nil || e.Tag != dwarf.TagCompileUnit && e.Tag != dwarf.TagPartialUnit {
+			continue
+		}
+		u := Unit{index: i, offset: e.Offset, AddressSize: int(w.Unit().AddrSize)}
+		u.StmtList, u.HasStmtList = e.SecOffset(uaStmtList)
+		u.CompDir, _ = e.String(uaCompDir)
+		if rs, err = e.Ranges(rs[:0]); err == nil {
+			for _, x := range rs {
+				if rg := (Range{x[0], x[1]}); rg.Start < rg.End && isCodeRange(rg) {
+					u.Ranges = append(u.Ranges, rg)
+				}
+			}
+		}
+		out = append(out, u)
+	}
+	return out, nil
+}
+
+// NewScope returns the scope of the units whose code ranges hold one of
+// addrs or that pick (if not nil) accepts, together with every unit that
+// holds a fragment of a procedure in them (see closeOver). It returns
+// nil, the whole file, when the file has no DWARF or no symbols, one of
+// addrs is in no unit, no unit is chosen, or a fragment of such a
+// procedure lies in no unit: nothing smaller is known to give the whole
+// file's answers.
+func NewScope(f *elfx.File, addrs []uint64, pick func(*Unit) bool) (*Scope, error) {
+	d, err := dies.Load(f)
+	if err != nil || d == nil {
+		return nil, err
+	}
+	units, err := readUnits(d)
+	if err != nil {
+		return nil, err // it names the file
+	}
+	in := make([]bool, len(units))
+	held := make([]bool, len(addrs))
+	chosen := false
+	for i := range units {
+		u := &units[i]
+		for k, a := range addrs {
+			if slices.ContainsFunc(u.Ranges, func(r Range) bool { return r.Contains(a) }) {
+				held[k], in[i] = true, true
+			}
+		}
+		if !in[i] && pick != nil && pick(u) {
+			in[i] = true
+		}
+		chosen = chosen || in[i]
+	}
+	if !chosen || slices.Contains(held, false) {
+		return nil, nil
+	}
+	syms, err := f.SharedCodeSymbols()
+	if err != nil || len(syms) == 0 {
+		return nil, nil // without symbols, procedures come from every unit's DWARF
+	}
+	return closeOver(units, in, syms), nil
+}
+
+// ScopeOfAddrs returns the scope of the units whose code ranges hold
+// addrs; nil (the whole file) when one of them is in no unit.
+func ScopeOfAddrs(f *elfx.File, addrs []uint64) (*Scope, error) {
+	if len(addrs) == 0 {
+		return nil, nil
+	}
+	return NewScope(f, addrs, nil)
+}
+
+// ScopeOfName returns the scope of the procedures a function name can
+// name (Table.ByName): the units holding NameAddrs. Nil (the whole
+// file) when there are none: a procedure known by its DWARF name only
+// is found by reading every unit.
+func ScopeOfName(f *elfx.File, name string) (*Scope, error) {
+	return ScopeOfAddrs(f, NameAddrs(f, name))
+}
+
+// NameAddrs returns the addresses of the code symbols that a procedure
+// a function name names can have: the name itself, the name with cgo's
+// "C." removed, and their clones and fragments (name.cold, name.part.N,
+// name.constprop.N, name.isra.N...), whose DWARF subprograms carry the
+// name.
+func NameAddrs(f *elfx.File, name string) []uint64 {
+	syms, err := f.SharedCodeSymbols()
+	if err != nil || name == "" {
+		return nil
+	}
+	names := []string{name}
+	if c, ok := strings.CutPrefix(name, "C."); ok && c != "" {
+		names = append(names, c)
+	}
+	var addrs []uint64
+	for i := range syms {
+		s := &syms[i]
+		for _, n := range names {
+			if s.Name == n || len(s.Name) > len(n) && s.Name[len(n)] == '.' && strings.HasPrefix(s.Name, n) {
+				addrs = append(addrs, s.Value)
+				break
+			}
+		}
+	}
+	return addrs
+}
+
+// maxClosure bounds the rounds of closeOver.
+const maxClosure = 16
+
+// closeOver makes the scope of the units marked in: their code symbols,
+// and then, until nothing changes, every unit holding a symbol of the
+// same family (rootName) as a symbol in scope. Procedures are built
+// from symbols grouped by name (a fragment foo.cold joins the symbol
+// foo that pickParent chooses among all of that name), so a scope that
+// has one member of a family has all of them. It returns nil when a
+// family member lies in no unit, or the rounds do not settle.
+func closeOver(units []Unit, in []bool, syms []elfx.Symbol) *Scope {
+	for round := 0; round < maxClosure; round++ {
+		s := &Scope{}
+		for i := range units {
+			if in[i] {
+				s.units = append(s.units, units[i].index)
+				s.offs = append(s.offs, units[i].offset)
+				s.ranges = append(s.ranges, units[i].Ranges...)
+			}
+		}
+		s.ranges = mergeRanges(s.ranges)
+		roots := make(map[string]bool)
+		for i := range syms {
+			if s.Holds(syms[i].Value) {
+				s.syms = append(s.syms, syms[i])
+				roots[rootName(syms[i].Name)] = true
+			}
+		}
+		grew := false
+		for i := range syms {
+			sym := &syms[i]
+			if s.Holds(sym.Value) || !roots[rootName(sym.Name)] || !isCodeRange(Range{sym.Value, sym.Value + 1}) {
+				continue
+			}
+			j := slices.IndexFunc(units, func(u Unit) bool {
+				return slices.ContainsFunc(u.Ranges, func(r Range) bool { return r.Contains(sym.Value) })
+			})
+			if j < 0 {
+				return nil
+			}
+			in[j], grew = true, true
+		}
+		if !grew {
+			s.setNext(syms)
+			return s
+		}
+	}
+	return nil
+}
+
+// setNext records the addresses that bound zero-sized symbols in scope,
+// when there are any.
+func (s *Scope) setNext(syms []elfx.Symbol) {
+	if !slices.ContainsFunc(s.syms, func(x elfx.Symbol) bool { return x.Size == 0 }) {
+		return
+	}
+	for i := range syms {
+		if keepSymbol(&syms[i]) {
+			s.next = append(s.next, syms[i].Value)
+		}
+	}
+	slices.Sort(s.next)
+	s.next = slices.Compact(s.next)
+}
+
+// nextSymbol returns the address of the first kept code symbol of the
+// whole file above addr, 0 if none.
+func (s *Scope) nextSymbol(addr uint64) uint64 {
+	i, found := slices.BinarySearch(s.next, addr)
+	if found {
+		i++
+	}
+	if i < len(s.next) {
+		return s.next[i]
+	}
+	return 0
+}
+
+// rootName is the name of the symbol a fragment symbol belongs to in
+// the end, following fragmentName: foo for foo.cold, foo.cold.0 and
+// foo.part.1, foo.constprop.0 for foo.constprop.0.cold; a name without a
+// fragment suffix is its own root.
+func rootName(name string) string {
+	for range 8 {
+		p, _, ok := fragmentName(name)
+		if !ok {
+			break
+		}
+		name = p
+	}
+	return name
+}
+
+// mergeRanges sorts rs and joins the ranges that overlap or touch.
+func mergeRanges(rs []Range) []Range {
+	slices.SortFunc(rs, func(a, b Range) int {
+		if a.Start != b.Start {
+			if a.Start < b.Start {
+				return -1
+			}
+			return 1
+		}
+		return 0
+	})
+	out := rs[:0]
+	for _, r := range rs {
+		if n := len(out); n > 0 && r.Start <= out[n-1].End {
+			out[n-1].End = max(out[n-1].End, r.End)
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
