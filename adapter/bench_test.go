@@ -158,12 +158,7 @@ func BenchmarkStacktrace(b *testing.B) {
 func (c *Client) forget() {
 	c.mu.Lock()
 	c.gen++
-	c.stacks = nil
-	c.chains = nil
-	c.shown = nil
-	c.tops = nil
-	c.mem = nil
-	c.frames = nil
+	c.stop = stopCache{}
 	c.mu.Unlock()
 }
 

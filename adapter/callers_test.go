@@ -312,3 +312,52 @@ func TestTerminalCallerLocals(t *testing.T) {
 		})
 	}
 }
+
+// TestFirstFullStack checks that the first "bt -full" at a stop (a stack
+// with every frame's variables, before any other request there) gives the
+// variables later requests in each frame give: at vars' cold line, main's
+// argc and argv are entry values read in its caller, libc's
+// __libc_start_call_main, whose library the client has not looked up yet
+// at the first stop. argc is 2 (vars cold).
+func TestFirstFullStack(t *testing.T) {
+	s := startInProcess(t, "vars", "cold")
+	c := s.client
+	file, line := coldLine(t, "vars/vars.c", "inspect")
+	if _, err := c.CreateBreakpoint(&api.Breakpoint{File: file, Line: line}); err != nil {
+		t.Fatal(err)
+	}
+	if st := <-c.Continue(); st.Err != nil || st.Exited {
+		t.Fatalf("continue: %+v", st)
+	}
+	frames, err := c.Stacktrace(-1, 3, 0, 0, &loadCfg)
+	if err != nil || len(frames) < 2 {
+		t.Fatalf("stack: %d frames, %v", len(frames), err)
+	}
+	text := func(vs []api.Variable) map[string]string {
+		m := map[string]string{}
+		for _, v := range vs {
+			m[v.Name] = gdbText(v) + v.Unreadable
+		}
+		return m
+	}
+	for i, fr := range frames[:2] {
+		scope := api.EvalScope{GoroutineID: -1, Frame: i}
+		args, err := c.ListFunctionArgs(scope, loadCfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		locs, err := c.ListLocalVariables(scope, loadCfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := text(fr.Arguments), text(args); !maps.Equal(got, want) {
+			t.Errorf("frame %d args in the first stack %v; ListFunctionArgs %v", i, got, want)
+		}
+		if got, want := text(fr.Locals), text(locs); !maps.Equal(got, want) {
+			t.Errorf("frame %d locals in the first stack %v; ListLocalVariables %v", i, got, want)
+		}
+	}
+	if got := text(frames[1].Arguments)["argc"]; got != "2" {
+		t.Errorf("main's argc in the first stack = %q, want 2", got)
+	}
+}

@@ -36,6 +36,25 @@ type Client struct {
 	libsGen uint64
 	// state is the last debugger state Delve reported.
 	state *api.DebuggerState
+	// stop is what the client learned of the stopped target at this
+	// stop.
+	stop stopCache
+	// armed holds the breakpoints with addresses in moved code, by ID.
+	armed map[int]*armed
+	// lines holds, by breakpoint ID, the line a breakpoint with addresses
+	// in moved code was set on.
+	lines map[int]linePlace
+	// conds holds, by breakpoint ID, the conditions of breakpoints in
+	// moved code, which the client evaluates (conditions.go).
+	conds map[int]*condition
+}
+
+// stopCache is what the client learned of the stopped target at one
+// stop; it is dropped when the target may have run.
+type stopCache struct {
+	// delve holds Delve's own stacks (Stacktrace without variables), by
+	// goroutine and options, as deep as asked at this stop.
+	delve map[stackKey]delveStack
 	// stacks holds, by goroutine, the repair of its stack at this stop
 	// (nil: it needs none).
 	stacks map[int64]*splice
@@ -53,14 +72,6 @@ type Client struct {
 	// frames holds, by scope, the frames package locals read variables in
 	// at this stop, with the memory they read.
 	frames map[api.EvalScope]*scopeFrame
-	// armed holds the breakpoints with addresses in moved code, by ID.
-	armed map[int]*armed
-	// lines holds, by breakpoint ID, the line a breakpoint with addresses
-	// in moved code was set on.
-	lines map[int]linePlace
-	// conds holds, by breakpoint ID, the conditions of breakpoints in
-	// moved code, which the client evaluates (conditions.go).
-	conds map[int]*condition
 }
 
 var _ service.Client = (*Client)(nil)
@@ -112,12 +123,7 @@ func (c *Client) Invalidate() { c.moved() }
 func (c *Client) moved() {
 	c.mu.Lock()
 	c.gen++
-	c.stacks = nil
-	c.chains = nil
-	c.shown = nil
-	c.tops = nil
-	c.mem = nil
-	c.frames = nil
+	c.stop = stopCache{}
 	c.state = nil
 	c.mu.Unlock()
 }

@@ -48,11 +48,11 @@ func (c *Client) shownStack(gid int64, depth int, opts api.StacktraceOptions) ([
 		out, refs = out[:depth+1], refs[:depth+1]
 	}
 	c.mu.Lock()
-	if c.shown == nil {
-		c.shown = make(map[int64][]shownFrame)
+	if c.stop.shown == nil {
+		c.stop.shown = make(map[int64][]shownFrame)
 	}
-	if len(refs) > len(c.shown[gid]) {
-		c.shown[gid] = refs
+	if len(refs) > len(c.stop.shown[gid]) {
+		c.stop.shown[gid] = refs
 	}
 	c.mu.Unlock()
 	return out, refs, nil
@@ -135,7 +135,7 @@ func (c *Client) physScope(s api.EvalScope) (api.EvalScope, dwarf.Offset) {
 		return s, 0
 	}
 	c.mu.Lock()
-	refs := c.shown[s.GoroutineID]
+	refs := c.stop.shown[s.GoroutineID]
 	c.mu.Unlock()
 	if s.Frame >= len(refs) {
 		var err error

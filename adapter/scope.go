@@ -45,17 +45,18 @@ func (c *Client) delvePhysScope(s api.EvalScope) (api.EvalScope, error) {
 // if it needs none; it asks for the stack if this stop has not seen it.
 func (c *Client) spliceFor(gid int64) *splice {
 	c.mu.Lock()
-	s, ok := c.stacks[gid]
+	s, ok := c.stop.stacks[gid]
 	c.mu.Unlock()
 	if ok {
 		return s
 	}
-	if _, _, err := c.physStack(gid, maxOwnFrames, 0); err != nil {
+	// The repair does not depend on the depth asked (splice).
+	if _, _, err := c.physStack(gid, 0, 0); err != nil {
 		return nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.stacks[gid]
+	return c.stop.stacks[gid]
 }
 
 // ListScopeRegisters implements service.Client; in a caller frame of C

@@ -3,6 +3,7 @@ package adapter
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -85,7 +86,7 @@ func (c *Client) Stacktrace(goroutineID int64, depth, skip int, opts api.Stacktr
 // moved code, or unwound by splitdbg), whose inlined calls Delve has not
 // shown.
 func (c *Client) physStack(goroutineID int64, depth int, opts api.StacktraceOptions) (frames []api.Stackframe, own []bool, err error) {
-	frames, err = c.delve.Stacktrace(goroutineID, depth, 0, opts, nil)
+	frames, err = c.delveStack(goroutineID, depth, opts)
 	if err != nil || len(frames) == 0 {
 		return frames, nil, err
 	}
@@ -110,6 +111,48 @@ func (c *Client) physStack(goroutineID int64, depth int, opts api.StacktraceOpti
 		c.noSplice(goroutineID)
 	}
 	return frames, own, nil
+}
+
+// stackKey names a stack Delve gave at this stop.
+type stackKey struct {
+	gid  int64
+	opts api.StacktraceOptions
+}
+
+// delveStack is Delve's stack of a goroutine, asked depth frames deep.
+type delveStack struct {
+	frames []api.Stackframe
+	depth  int
+}
+
+// delveStack returns Delve's own stack of goroutine gid, depth frames
+// deep, asking Delve at most once per stop for each depth beyond those
+// asked before: Delve's stack at a depth is the prefix of its stack at
+// any greater one (pkg/proc stackIterator stops at depth), and one with
+// fewer than depth+1 frames is the whole stack. The frames returned are
+// the caller's to change.
+func (c *Client) delveStack(gid int64, depth int, opts api.StacktraceOptions) ([]api.Stackframe, error) {
+	key := stackKey{gid, opts}
+	c.mu.Lock()
+	st, ok := c.stop.delve[key]
+	gen := c.gen
+	c.mu.Unlock()
+	if !ok || st.depth < depth && len(st.frames) > st.depth {
+		frames, err := c.delve.Stacktrace(gid, depth, 0, opts, nil)
+		if err != nil {
+			return nil, err
+		}
+		st = delveStack{frames: frames, depth: depth}
+		c.mu.Lock()
+		if c.gen == gen {
+			if c.stop.delve == nil {
+				c.stop.delve = make(map[stackKey]delveStack)
+			}
+			c.stop.delve[key] = st
+		}
+		c.mu.Unlock()
+	}
+	return slices.Clone(st.frames[:min(len(st.frames), depth+1)]), nil
 }
 
 // apply inserts the frames splitdbg unwound into Delve's stack, keeping
@@ -146,14 +189,14 @@ func (s *splice) applyOwn(own []bool, n int) []bool {
 // cached until the target runs.
 func (c *Client) splice(gid int64, frames []api.Stackframe, depth int) *splice {
 	c.mu.Lock()
-	if s, ok := c.stacks[gid]; ok && (s == nil || s.pc0 == frames[0].PC) {
+	if s, ok := c.stop.stacks[gid]; ok && (s == nil || s.pc0 == frames[0].PC) {
 		c.mu.Unlock()
 		return s
 	}
 	c.mu.Unlock()
 	if len(frames) > depth && depth < maxOwnFrames {
 		// Delve cut the stack at depth: compare with more of its frames.
-		full, err := c.delve.Stacktrace(gid, maxOwnFrames, 0, 0, nil)
+		full, err := c.delveStack(gid, maxOwnFrames, 0)
 		if err != nil || len(full) == 0 || full[0].PC != frames[0].PC {
 			return nil
 		}
@@ -164,10 +207,10 @@ func (c *Client) splice(gid int64, frames []api.Stackframe, depth int) *splice {
 		s = nil
 	}
 	c.mu.Lock()
-	if c.stacks == nil {
-		c.stacks = make(map[int64]*splice)
+	if c.stop.stacks == nil {
+		c.stop.stacks = make(map[int64]*splice)
 	}
-	c.stacks[gid] = s
+	c.stop.stacks[gid] = s
 	c.mu.Unlock()
 	return s
 }
@@ -194,10 +237,10 @@ func (c *Client) maySwitch(gid int64) bool {
 // stop.
 func (c *Client) noSplice(gid int64) {
 	c.mu.Lock()
-	if c.stacks == nil {
-		c.stacks = make(map[int64]*splice)
+	if c.stop.stacks == nil {
+		c.stop.stacks = make(map[int64]*splice)
 	}
-	c.stacks[gid] = nil
+	c.stop.stacks[gid] = nil
 	c.mu.Unlock()
 }
 
@@ -311,7 +354,7 @@ func indexPC(frames []api.Stackframe, pc uint64) int {
 // slowest calls; the unwind and frame 0's variables both need them).
 func (c *Client) topRegisters(gid int64) (regSet, error) {
 	c.mu.Lock()
-	regs, ok := c.tops[gid]
+	regs, ok := c.stop.tops[gid]
 	c.mu.Unlock()
 	if ok {
 		return regs, nil
@@ -319,10 +362,10 @@ func (c *Client) topRegisters(gid int64) (regSet, error) {
 	regs, err := c.readTopRegisters(gid)
 	if err == nil {
 		c.mu.Lock()
-		if c.tops == nil {
-			c.tops = make(map[int64]regSet)
+		if c.stop.tops == nil {
+			c.stop.tops = make(map[int64]regSet)
 		}
-		c.tops[gid] = regs
+		c.stop.tops[gid] = regs
 		c.mu.Unlock()
 	}
 	return regs, err
@@ -403,7 +446,8 @@ func (c *Client) stopState() (*api.DebuggerState, error) {
 // a stop, as splitdbg unwound them: regs[i] are frame i's, from frame 0
 // up to the frame asked for, unwound as far as asked; done when the
 // unwind can go no further (a frame that is not C code with .eh_frame
-// CFI, or one the unwind does not find).
+// CFI, or one the unwind does not find). frames is the (repaired) stack,
+// as deep as the unwind went.
 type regChain struct {
 	mu      sync.Mutex
 	started bool
@@ -419,23 +463,23 @@ type regChain struct {
 // disagrees with the stack's PCs.
 func (c *Client) unwoundRegisters(gid int64, i int) (regSet, bool) {
 	c.mu.Lock()
-	if c.chains == nil {
-		c.chains = make(map[int64]*regChain)
+	if c.stop.chains == nil {
+		c.stop.chains = make(map[int64]*regChain)
 	}
-	ch, ok := c.chains[gid]
+	ch, ok := c.stop.chains[gid]
 	if !ok {
 		ch = &regChain{}
-		c.chains[gid] = ch
+		c.stop.chains[gid] = ch
 	}
 	c.mu.Unlock()
 	ch.mu.Lock()
 	defer ch.mu.Unlock()
 	if !ch.started {
 		ch.started = true
-		c.startChain(ch, gid)
+		c.startChain(ch, gid, i)
 	}
 	for !ch.done && len(ch.regs) <= i {
-		c.extendChain(ch)
+		c.extendChain(ch, gid, i)
 	}
 	if i < 0 || i >= len(ch.regs) {
 		return regSet{}, false
@@ -444,10 +488,10 @@ func (c *Client) unwoundRegisters(gid int64, i int) (regSet, bool) {
 }
 
 // startChain begins the unwind of goroutine gid's stack at its thread's
-// registers, when frame 0 is C code.
-func (c *Client) startChain(ch *regChain, gid int64) {
+// registers, when frame 0 is C code, with the stack depth frames deep.
+func (c *Client) startChain(ch *regChain, gid int64, depth int) {
 	ch.done = true
-	frames, _, err := c.physStack(gid, maxOwnFrames, 0)
+	frames, _, err := c.physStack(gid, depth, 0)
 	if err != nil || len(frames) == 0 || !c.cFrame(frames, 0) {
 		return
 	}
@@ -461,9 +505,16 @@ func (c *Client) startChain(ch *regChain, gid int64) {
 }
 
 // extendChain unwinds one frame more, if it is C code and the unwind
-// finds its PC.
-func (c *Client) extendChain(ch *regChain) {
+// finds its PC, taking the stack of goroutine gid depth frames deep if
+// the chain's is shorter.
+func (c *Client) extendChain(ch *regChain, gid int64, depth int) {
 	i := len(ch.regs)
+	if i >= len(ch.frames) {
+		frames, _, err := c.physStack(gid, max(depth, i), 0)
+		if err == nil && len(frames) > i && frames[0].PC == ch.frames[0].PC {
+			ch.frames = frames
+		}
+	}
 	if i >= len(ch.frames) || !c.cFrame(ch.frames, i) {
 		ch.done = true // Go code: Delve unwinds it and reads its variables
 		return

@@ -67,7 +67,7 @@ func (c *Client) scopeFrame(scope api.EvalScope) *scopeFrame {
 func (c *Client) cachedFrame(scope api.EvalScope) *scopeFrame {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.frames[scope]
+	return c.stop.frames[scope]
 }
 
 // scopeFrameAt returns the frame of scope, whose PC and line the Client
@@ -78,10 +78,10 @@ func (c *Client) scopeFrameAt(scope api.EvalScope, pc uint64, line int) *scopeFr
 	}
 	sf := c.newScopeFrame(scope, pc, line)
 	c.mu.Lock()
-	if c.frames == nil {
-		c.frames = make(map[api.EvalScope]*scopeFrame)
+	if c.stop.frames == nil {
+		c.stop.frames = make(map[api.EvalScope]*scopeFrame)
 	}
-	c.frames[scope] = sf
+	c.stop.frames[scope] = sf
 	c.mu.Unlock()
 	return sf
 }
@@ -249,6 +249,9 @@ func (c *Client) localsFrame(u *unwinder, regs *regSet, top bool, depth int) (*l
 	if !top {
 		at--
 	}
+	// c.frame first: it learns the libraries loaded if at is in none the
+	// resolver knows (an entry value's caller in libc, at a first stop).
+	f, ok := c.frame(regs.pc(), !top)
 	im := c.res.imageOf(at)
 	if im == nil {
 		return nil, nil, fmt.Errorf("adapter: %#x is in no image", at)
@@ -261,7 +264,6 @@ func (c *Client) localsFrame(u *unwinder, regs *regSet, top bool, depth int) (*l
 	if err != nil {
 		return nil, nil, err
 	}
-	f, ok := c.frame(regs.pc(), !top)
 	if !ok {
 		return nil, nil, fmt.Errorf("adapter: %#x is in no procedure", at)
 	}
@@ -320,10 +322,10 @@ func dwarfRegisters(r *regSet, cfa, bias uint64) *op.DwarfRegisters {
 func (c *Client) stopMemory() *memory {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.mem == nil {
-		c.mem = &memory{read: c.readMemory, static: c.readOnly}
+	if c.stop.mem == nil {
+		c.stop.mem = &memory{read: c.readMemory, static: c.readOnly}
 	}
-	return c.mem
+	return c.stop.mem
 }
 
 // readOnly reads n bytes of the process at addr from the file of its
