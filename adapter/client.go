@@ -140,21 +140,28 @@ func (c *Client) refreshBias() error {
 }
 
 // executableBias finds the executable's load bias. Delve's image list
-// (ListDynamicLibraries) leaves out the executable, so the bias is read
-// off a function Delve resolves: api.Function.Value is the function's
-// DWARF low PC plus the executable's static base. The answer is checked
-// by reading the ELF header where the bias puts it.
+// (ListDynamicLibraries) leaves out the executable. In a local process
+// its mappings say where the file's first page is (mappedBias), which
+// needs none of the executable's tables: a debugger's start-up builds
+// none. Otherwise the bias is read off a function Delve resolves:
+// api.Function.Value is the function's DWARF low PC plus the
+// executable's static base. Either answer is checked by reading the ELF
+// header where the bias puts it.
 func (c *Client) executableBias() (uint64, error) {
+	f := c.res.exe.f
+	if f.Type == elf.ET_EXEC {
+		return 0, nil // not relocatable
+	}
+	hdr, ok := headerVaddr(f.File)
+	if !ok {
+		return 0, fmt.Errorf("adapter: %s: no PT_LOAD segment maps the ELF header", c.res.exe.path)
+	}
+	if bias, ok := mappedBias(c.delve.ProcessPid(), c.res.exe.path, hdr); ok && c.elfHeaderAt(hdr+bias) {
+		return bias, nil
+	}
 	t, err := c.res.exe.load()
 	if err != nil {
 		return 0, err
-	}
-	if t.f.Type == elf.ET_EXEC {
-		return 0, nil // not relocatable
-	}
-	hdr, ok := headerVaddr(t.f.File)
-	if !ok {
-		return 0, fmt.Errorf("adapter: %s: no PT_LOAD segment maps the ELF header", c.res.exe.path)
 	}
 	var tried []string
 	for _, p := range biasCandidates(t.procs, 4) {
@@ -172,19 +179,18 @@ func (c *Client) executableBias() (uint64, error) {
 			if v < f.Start || (v-f.Start)%0x1000 != 0 {
 				continue
 			}
-			bias := v - f.Start
-			mem, _, err := c.delve.ExamineMemory(hdr+bias, 4)
-			if err == nil && bytes.Equal(mem, []byte(elf.ELFMAG)) {
+			if bias := v - f.Start; c.elfHeaderAt(hdr + bias) {
 				return bias, nil
 			}
 		}
 	}
-	// No function Delve can name (no DWARF): a local process's mappings
-	// say where the file's first page is.
-	if bias, ok := mappedBias(c.delve.ProcessPid(), c.res.exe.path, hdr); ok {
-		return bias, nil
-	}
-	return 0, fmt.Errorf("adapter: %s: no load bias found from Delve's functions %v", c.res.exe.path, tried)
+	return 0, fmt.Errorf("adapter: %s: no load bias found from its mappings or Delve's functions %v", c.res.exe.path, tried)
+}
+
+// elfHeaderAt reports whether the process holds an ELF header at addr.
+func (c *Client) elfHeaderAt(addr uint64) bool {
+	mem, _, err := c.delve.ExamineMemory(addr, 4)
+	return err == nil && bytes.Equal(mem, []byte(elf.ELFMAG))
 }
 
 // mappedBias reads the load bias of the executable at path from

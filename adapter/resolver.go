@@ -27,13 +27,12 @@ type Resolver struct {
 }
 
 // NewResolver returns a Resolver for the executable at path, with load
-// bias 0 until SetExecutableBias.
+// bias 0 until SetExecutableBias. Its tables are built at the first
+// question that needs them (not on a debugger's start-up path); a file
+// they cannot be built from is that question's error.
 func NewResolver(path string) (*Resolver, error) {
 	exe, err := openImage(path, 0)
 	if err != nil {
-		return nil, err
-	}
-	if _, err := exe.load(); err != nil {
 		return nil, err
 	}
 	return &Resolver{exe: exe}, nil
@@ -404,15 +403,14 @@ func cSource(name string) bool {
 	return strings.HasPrefix(name, "/tmp/go-build/cgo-") // cgo's generated prologs
 }
 
-// GoProgram reports whether the executable is a Go program (it has Go's
-// runtime.main), whose threads of execution a debugger shows as
-// goroutines; other programs have only OS threads.
+// GoProgram reports whether the executable is a Go program, whose
+// threads of execution a debugger shows as goroutines; other programs
+// have only OS threads. Go's linker (1.13 and later) gives every Go
+// executable, cgo ones linked by the C linker too, a .go.buildinfo
+// section (the one debug/buildinfo reads) and .gopclntab; a C program
+// has neither. Asking costs no table.
 func (r *Resolver) GoProgram() bool {
-	t, err := r.exe.load()
-	if err != nil {
-		return false
-	}
-	return len(t.procs.ByName("runtime.main")) > 0
+	return r.exe.f.Section(".go.buildinfo") != nil || r.exe.f.Section(".gopclntab") != nil
 }
 
 // SourceFile returns the name under which the executable or a library

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-delve/delve/service"
 	"github.com/go-delve/delve/service/api"
 
 	"github.com/splitdbg/splitdbg/internal/testbin"
@@ -164,5 +165,39 @@ func TestResolverLibraries(t *testing.T) {
 	r.SetLibraries(nil)
 	if _, ok := r.Frame(l.PC, false); ok {
 		t.Errorf("Frame(%#x) resolves after the library is gone", l.PC)
+	}
+}
+
+// remoteDelve is a Delve client whose process is not local, as the
+// proxy's may be: its mappings cannot be read.
+type remoteDelve struct{ service.Client }
+
+func (remoteDelve) ProcessPid() int { return 0 }
+
+// TestExecutableBias checks the executable's load bias found from the
+// process's mappings at start-up, which builds none of the executable's
+// tables, against the bias read off Delve's functions, the way for a
+// process that is not local (clang 19 puts another fragment than the
+// entry at a function's DWARF low PC).
+func TestExecutableBias(t *testing.T) {
+	for _, bin := range []string{"gcc-cold", "clang19-mfs", "bolt22", "cgo"} {
+		t.Run(bin, func(t *testing.T) {
+			s := startInProcess(t, bin)
+			if s.client.res.exe.tab != nil {
+				t.Errorf("adapter.New built the executable's tables")
+			}
+			local := s.client.res.ExecutableBias()
+			c, err := New(remoteDelve{s.plain}, s.bin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if remote := c.res.ExecutableBias(); remote != local {
+				t.Errorf("bias %#x from Delve's functions; %#x from the mappings", remote, local)
+			}
+			if local == 0 && s.client.res.exe.f.Type != elf.ET_EXEC {
+				t.Errorf("a position-independent executable at bias 0")
+			}
+		})
 	}
 }

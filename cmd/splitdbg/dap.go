@@ -53,6 +53,7 @@ anyone who can connect can run code as you.`,
 			if len(args) != 0 {
 				return usagef("unexpected arguments %q: the program comes in the client's launch request", args)
 			}
+			sessionGC()
 			var opts dap.Options
 			if *logOn {
 				w, err := logWriter(*logDest, c.stderr)

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/debug"
 
 	"github.com/go-delve/delve/pkg/config"
 	"github.com/go-delve/delve/pkg/terminal"
@@ -38,6 +39,7 @@ let this process trace BIN (ptrace).`,
 			if len(args) < 1 {
 				return usagef("want BIN")
 			}
+			sessionGC()
 			client, stop, err := startDebugger(args[0], args[1:], nil)
 			if err != nil {
 				return err
@@ -59,6 +61,13 @@ let this process trace BIN (ptrace).`,
 		}
 	},
 }
+
+// sessionGC sets Go's default collector pacing (GOGC 100) for a
+// debugging session: main's 400 suits a command that runs once over one
+// file and exits, not a session that lives long beside Delve's own data
+// (it held the heap at 5x what was live: 2.5x dlv's peak RSS at start-up
+// on the 30,000-function scale inputs).
+func sessionGC() { debug.SetGCPercent(100) }
 
 // startDebugger runs BIN with args under Delve in this process and
 // returns splitdbg's client over it, and a function that stops both.
