@@ -29,34 +29,30 @@ type symtab struct {
 }
 
 func readSymtab(f *elfx.File) (symtab, error) {
-	syms, err := f.Symbols()
-	if errors.Is(err, elf.ErrNoSymbols) {
-		// Without .symtab, the dynamic symbols (as LLVM's symbol sizes
-		// are computed).
-		syms, err = f.DynamicSymbols()
-	}
-	if err != nil && !errors.Is(err, elf.ErrNoSymbols) {
-		return symtab{}, err
-	}
-	var t symtab
+	t := symtab{syms: make([]symbol, 0, f.SymtabLen())}
 	file := ""
-	for _, s := range syms {
+	// Without .symtab, the dynamic symbols (as LLVM's symbol sizes are
+	// computed).
+	err := f.EachSymbol(func(s *elf.Symbol) {
 		typ, bind := elf.ST_TYPE(s.Info), elf.ST_BIND(s.Info)
 		if typ == elf.STT_FILE {
 			file = s.Name
-			continue
+			return
 		}
 		if s.Section == elf.SHN_UNDEF || s.Section >= elf.SHN_LORESERVE || int(s.Section) >= len(f.Sections) {
-			continue
+			return
 		}
 		if typ != elf.STT_NOTYPE && typ != elf.STT_FUNC && typ != elf.STT_OBJECT && typ != elf.STT_GNU_IFUNC {
-			continue
+			return
 		}
 		sym := symbol{addr: s.Value, size: s.Size, name: s.Name}
 		if bind == elf.STB_LOCAL {
 			sym.file = file
 		}
 		t.syms = append(t.syms, sym)
+	})
+	if err != nil && !errors.Is(err, elf.ErrNoSymbols) {
+		return symtab{}, err
 	}
 	slices.SortStableFunc(t.syms, func(a, b symbol) int {
 		if c := cmp.Compare(a.addr, b.addr); c != 0 {

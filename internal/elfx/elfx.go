@@ -51,6 +51,7 @@ type File struct {
 	// mem is the whole file when it is in memory: mapped (see mapping)
 	// or given to NewBytes. Section contents are slices of it.
 	mem    []byte
+	mapped bool // mem is a mapping, never unmapped: strings may point into it
 	closer io.Closer
 	alloc  []*elf.Section // SHF_ALLOC sections with file contents, by address
 
@@ -99,7 +100,11 @@ func openOne(path string) (*File, error) {
 	}
 	if mem := mapFile(m, st); mem != nil {
 		m.Close() // the mapping outlives the descriptor
-		return NewBytes(path, mem)
+		f, err := NewBytes(path, mem)
+		if err == nil {
+			f.mapped = true
+		}
+		return f, err
 	}
 	f, err := NewFile(path, io.NewSectionReader(m, 0, st.Size()))
 	if err != nil {
@@ -422,27 +427,20 @@ func (f *File) readSymbols() ([]Symbol, error) {
 	if err := f.checkTable(elf.SHT_SYMTAB); err != nil {
 		return nil, err
 	}
-	syms, err := f.Symbols()
-	if errors.Is(err, elf.ErrNoSymbols) {
+	if f.File.Section(".symtab") == nil {
 		if err := f.checkTable(elf.SHT_DYNSYM); err != nil {
 			return nil, err
 		}
-		syms, err = f.DynamicSymbols()
 	}
-	if errors.Is(err, elf.ErrNoSymbols) {
-		return nil, ErrNoSymbols
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: symbol table: %w", f.Name, err)
-	}
-	var out []Symbol
+	// Most entries of a linked file's .symtab are code: room for all at
+	// once, rather than growing by doubling through a large table.
+	out := make([]Symbol, 0, f.SymtabLen())
 	file := ""
-	for i := range syms {
-		s := &syms[i]
+	err := f.EachSymbol(func(s *elf.Symbol) {
 		typ, bind := elf.ST_TYPE(s.Info), elf.ST_BIND(s.Info)
 		if typ == elf.STT_FILE {
 			file = s.Name
-			continue
+			return
 		}
 		name, version := SplitVersion(s.Name)
 		if version == "" {
@@ -450,12 +448,18 @@ func (f *File) readSymbols() ([]Symbol, error) {
 		}
 		sym := Symbol{Name: name, Version: version, Value: s.Value, Size: s.Size, Type: typ, Bind: bind, Section: s.Section}
 		if !sym.defined() || !sym.IsFunc() && !(typ == elf.STT_NOTYPE && s.Size > 0 && f.executable(s.Section)) {
-			continue
+			return
 		}
 		if bind == elf.STB_LOCAL {
 			sym.File = file
 		}
 		out = append(out, sym)
+	})
+	if errors.Is(err, elf.ErrNoSymbols) {
+		return nil, ErrNoSymbols
+	}
+	if err != nil {
+		return nil, err // it names the file
 	}
 	return out, nil
 }

@@ -1,0 +1,115 @@
+package elfx
+
+import (
+	"bytes"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"github.com/splitdbg/splitdbg/internal/cursor"
+)
+
+// EachSymbol calls yield with every entry of the file's own .symtab
+// after the null entry, in table order, as debug/elf's Symbols reads
+// them, or when it has none with every entry of .dynsym, as
+// DynamicSymbols reads them (with their versions). The Symbol is reused
+// between calls. A file with neither table is elf.ErrNoSymbols.
+//
+// .symtab is decoded in place (ELF gABI, "Symbol Table"): no copy of the
+// table, and in a mapped file no copy of the names either, which point
+// into the mapped .strtab. A table of 600,000 symbols is then read
+// without 600,000 allocations.
+func (f *File) EachSymbol(yield func(*elf.Symbol)) error {
+	var tab *elf.Section
+	for _, s := range f.File.Sections {
+		if s.Type == elf.SHT_SYMTAB {
+			tab = s
+			break
+		}
+	}
+	if tab == nil {
+		syms, err := f.DynamicSymbols()
+		if errors.Is(err, elf.ErrNoSymbols) {
+			return err
+		}
+		if err != nil {
+			return fmt.Errorf("%s: symbol table: %w", f.Name, err)
+		}
+		for i := range syms {
+			yield(&syms[i])
+		}
+		return nil
+	}
+	data, err := f.Data(tab)
+	if err != nil {
+		return err
+	}
+	if int(tab.Link) >= len(f.File.Sections) || tab.Link == 0 {
+		return fmt.Errorf("%s: %w", f.Name, cursor.Errorf(tab.Name, 0, cursor.ErrCorrupt, "string table index %d is no section", tab.Link))
+	}
+	strs, err := f.Data(f.File.Sections[tab.Link])
+	if err != nil {
+		return err
+	}
+	size := elf.Sym64Size
+	if f.Class == elf.ELFCLASS32 {
+		size = elf.Sym32Size
+	}
+	if len(data)%size != 0 {
+		return fmt.Errorf("%s: %w", f.Name, cursor.Errorf(tab.Name, int64(len(data)/size*size), cursor.ErrCorrupt,
+			"%d bytes is not a whole number of %d-byte symbols", len(data), size))
+	}
+	bo := f.ByteOrder
+	var s elf.Symbol
+	for off := size; off < len(data); off += size {
+		e := data[off : off+size]
+		var name uint32
+		if size == elf.Sym64Size {
+			name = bo.Uint32(e)
+			s.Info, s.Other = e[4], e[5]
+			s.Section = elf.SectionIndex(bo.Uint16(e[6:]))
+			s.Value, s.Size = bo.Uint64(e[8:]), bo.Uint64(e[16:])
+		} else {
+			name = bo.Uint32(e)
+			s.Value, s.Size = uint64(bo.Uint32(e[4:])), uint64(bo.Uint32(e[8:]))
+			s.Info, s.Other = e[12], e[13]
+			s.Section = elf.SectionIndex(bo.Uint16(e[14:]))
+		}
+		s.Name = f.cstring(strs, name)
+		yield(&s)
+	}
+	return nil
+}
+
+// SymtabLen returns the number of entries of the file's own .symtab
+// within the file, 0 if it has none: room for the symbols EachSymbol
+// yields.
+func (f *File) SymtabLen() int {
+	t := f.File.Section(".symtab")
+	if t == nil || t.Type != elf.SHT_SYMTAB || f.size < 0 || f.checkInFile(t) != nil {
+		return 0
+	}
+	size := uint64(elf.Sym64Size)
+	if f.Class == elf.ELFCLASS32 {
+		size = elf.Sym32Size
+	}
+	return int(t.Size / size)
+}
+
+// cstring returns the NUL-terminated string at off in a string table,
+// "" where there is none (as debug/elf reads a bad name). In a mapped
+// file it shares the mapping's bytes, which are never unmapped.
+func (f *File) cstring(strs []byte, off uint32) string {
+	if int64(off) >= int64(len(strs)) {
+		return ""
+	}
+	n := bytes.IndexByte(strs[off:], 0)
+	if n <= 0 {
+		return ""
+	}
+	if f.mapped {
+		return unsafe.String(&strs[off], n)
+	}
+	return string(strs[off : int(off)+n])
+}
