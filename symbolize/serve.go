@@ -21,6 +21,7 @@ import (
 
 	"github.com/splitdbg/splitdbg/internal/addrlines"
 	"github.com/splitdbg/splitdbg/internal/elfx"
+	"github.com/splitdbg/splitdbg/splitinfo"
 )
 
 // Config is what llvm-symbolizer's options select (ParseArgs reads them).
@@ -50,6 +51,28 @@ type Server struct {
 	files     int64   // bytes of the files read, for budget
 	unbounded bool    // a file's needs are unknown: no memory limit
 	frames    []Frame
+	// objAddrs are the addresses the requests will ask of --obj's file,
+	// when all are known before it is read (Expect): its tables are
+	// built over their scope only.
+	objAddrs []uint64
+}
+
+// Expect tells s the requests it will answer, before any is: when they
+// are all plain addresses in --obj's file, that file is read only as far
+// as they need (splitinfo.ScopeOfAddrs), for the same answers.
+func (s *Server) Expect(inputs []string) {
+	if s.Obj == "" || len(inputs) == 0 {
+		return
+	}
+	addrs := make([]uint64, 0, len(inputs))
+	for _, in := range inputs {
+		a, ok := quickAddr([]byte(in), s.Addr2line)
+		if !ok {
+			return
+		}
+		addrs = append(addrs, a-s.Adjust)
+	}
+	s.objAddrs = addrs
 }
 
 // NewServer returns a server of c. Separate debug files and BUILDID:
@@ -575,6 +598,13 @@ func (s *Server) openModule(path string) (*Module, string) {
 	}
 	m, err := elfx.OpenWith(path, func(f *elfx.File) (*Module, error) {
 		s.budget(f)
+		if path == s.Obj && s.objAddrs != nil {
+			scope, err := splitinfo.ScopeOfAddrs(f, s.objAddrs)
+			if err != nil {
+				return nil, err
+			}
+			return FromELFIn(f, scope)
+		}
 		return FromELF(f)
 	})
 	switch {

@@ -112,6 +112,7 @@ func (c *cli) symbolize(prog string, args []string, addr2line bool) int {
 		return 0
 	}
 	s := symbolize.NewServer(cfg, prog, c.stderr)
+	s.Expect(inputs) // addresses on the command line: read only their units
 	out := bufio.NewWriterSize(c.stdout, 64<<10)
 	defer out.Flush()
 	if !s.CheckObj(out) {
