@@ -2,7 +2,6 @@ package linetable
 
 import (
 	"cmp"
-	"container/heap"
 	"debug/dwarf"
 	"encoding/binary"
 	"slices"
@@ -403,7 +402,7 @@ func (x *Inlines) finish(spans []span) {
 // each piece the highest id of the spans holding it (-1 for none).
 func partition(spans []span) ([]uint64, []int32) {
 	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.lo, b.lo) })
-	var bounds []uint64
+	bounds := make([]uint64, 0, 2*len(spans))
 	for _, s := range spans {
 		bounds = append(bounds, s.lo, s.hi)
 	}
@@ -415,18 +414,18 @@ func partition(spans []span) ([]uint64, []int32) {
 	next := 0
 	for _, b := range bounds {
 		for next < len(spans) && spans[next].lo <= b {
-			heap.Push(&active, spans[next])
+			active.push(spans[next])
 			next++
 		}
 		// Spans ending at or below b but hidden under a higher id
 		// stay in the heap until they surface.
 		id := int32(-1)
-		for active.Len() > 0 {
+		for len(active) > 0 {
 			if top := active[0]; top.hi > b {
 				id = top.id
 				break
 			}
-			heap.Pop(&active)
+			active.pop()
 		}
 		if len(owner) > 0 && owner[len(owner)-1] == id {
 			continue
@@ -441,16 +440,42 @@ func intVal(e *dies.Entry, i int) int {
 	return int(v)
 }
 
-// spanHeap is a max-heap by id.
+// spanHeap is a max-heap by id (typed: container/heap's interface would
+// allocate on every push).
 type spanHeap []span
 
-func (h spanHeap) Len() int           { return len(h) }
-func (h spanHeap) Less(i, j int) bool { return h[i].id > h[j].id }
-func (h spanHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *spanHeap) Push(v any)        { *h = append(*h, v.(span)) }
-func (h *spanHeap) Pop() any {
-	old := *h
-	v := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return v
+func (h *spanHeap) push(v span) {
+	*h = append(*h, v)
+	a := *h
+	for i := len(a) - 1; i > 0; {
+		p := (i - 1) / 2
+		if a[p].id >= a[i].id {
+			break
+		}
+		a[p], a[i] = a[i], a[p]
+		i = p
+	}
+}
+
+// pop removes the top.
+func (h *spanHeap) pop() {
+	a := *h
+	n := len(a) - 1
+	a[0] = a[n]
+	a = a[:n]
+	for i := 0; ; {
+		l, big := 2*i+1, i
+		if l < n && a[l].id > a[big].id {
+			big = l
+		}
+		if r := l + 1; r < n && a[r].id > a[big].id {
+			big = r
+		}
+		if big == i {
+			break
+		}
+		a[i], a[big] = a[big], a[i]
+		i = big
+	}
+	*h = a
 }

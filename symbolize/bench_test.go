@@ -73,3 +73,18 @@ func BenchmarkAnswerJSON(b *testing.B) {
 		buf = p.AppendCode(buf[:0], &Request{Module: "mfs", Addr: a, HasAddr: true}, frames)
 	}
 }
+
+// BenchmarkOpen builds the tables of bench/out/mfs (else the small
+// clang 22 test binary): what a symbolizer does before its first answer.
+func BenchmarkOpen(b *testing.B) {
+	path := "../bench/out/mfs"
+	if _, err := os.Stat(path); err != nil {
+		path = testbin.Path(b, "clang22-mfs")
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Open(path); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
