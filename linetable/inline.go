@@ -57,7 +57,8 @@ type Inlines struct {
 // Variable is a variable at a fixed address (DW_AT_location
 // DW_OP_addr or DW_OP_addrx): [Start, End) holds it, End - Start its
 // type's size (1 if unknown), DeclFile (nil if absent, or given as
-// DW_FORM_implicit_const, see noFile) and DeclLine where it is declared.
+// DW_FORM_implicit_const, see NewInlines) and DeclLine where it is
+// declared.
 type Variable struct {
 	Start, End uint64
 	DeclFile   *FileNames
@@ -113,22 +114,6 @@ const (
 	tagGNUCallSite      dwarf.Tag  = 0x4109 // DW_TAG_GNU_call_site
 )
 
-// dieNames is what a DIE says of its names, before following its
-// origin.
-type dieNames struct {
-	name, linkage string
-	declFile      *FileNames
-	declLine      int
-	origin        dwarf.Offset // DW_AT_abstract_origin or DW_AT_specification, 0 if none
-}
-
-// noFile marks a DW_AT_decl_file that gives no name: one of the form
-// DW_FORM_implicit_const (DWARF 5, section 7.5.3: the value lives in the
-// abbreviation), from which LLVM 22's symbolizer reads no file name (GCC
-// 12 writes most decl_file attributes this way). The search for a
-// declaration stops there.
-var noFile = new(FileNames)
-
 type span struct {
 	lo, hi uint64
 	id     int32 // 1 + a scope, or for units 0
@@ -183,14 +168,13 @@ func NewInlines(f *elfx.File, s *splitinfo.Scope) (*Inlines, error) {
 		return nil, err
 	}
 	var (
-		info     []dieNames     // subprogram and inlined subroutine DIEs
-		infoOff  []dwarf.Offset // their offsets, increasing
-		scopeDIE []int32        // per scope, its info
-		spans    []span
-		units    []span
-		rs       [][2]uint64
-		types    *dwarf.Reader // for the sizes of variables, made when needed
-		names    = make(map[string]string)
+		offs    []dwarf.Offset // per scope, its DIE's offset (increasing)
+		origins []dwarf.Offset // and its DW_AT_abstract_origin or DW_AT_specification, 0 if none
+		spans   []span
+		units   []span
+		rs      [][2]uint64
+		types   *dwarf.Reader // for the sizes of variables, made when needed
+		names   = make(map[string]string)
 	)
 	str := func(e *dies.Entry, i int) string {
 		b, ok := e.StringBytes(i)
@@ -263,22 +247,25 @@ func NewInlines(f *elfx.File, s *splitinfo.Scope) (*Inlines, error) {
 				}
 			}
 			if e.Tag == dwarf.TagSubprogram || e.Tag == dwarf.TagInlinedSubroutine {
-				n := dieNames{declFile: file(e, iaDeclFile)}
-				if n.declFile != nil && e.IsImplicitConst(iaDeclFile) {
-					n.declFile = noFile
-				}
-				n.name = str(e, iaName)
-				if n.linkage = str(e, iaLinkage); n.linkage == "" {
-					n.linkage = str(e, iaMIPSLinkage)
-				}
-				n.declLine = intVal(e, iaDeclLine)
-				if o, ok := e.Ref(iaAbstractOrigin); ok {
-					n.origin = o
-				} else if o, ok := e.Ref(iaSpecification); ok {
-					n.origin = o
-				}
-				info, infoOff = append(info, n), append(infoOff, e.Offset)
 				s := Scope{Inlined: e.Tag == dwarf.TagInlinedSubroutine, parent: parent, CallFile: file(e, iaCallFile)}
+				// A DW_AT_decl_file of the form DW_FORM_implicit_const
+				// (DWARF 5, section 7.5.3: the value lives in the
+				// abbreviation) gives no name: LLVM 22's symbolizer reads
+				// none from it (GCC 12 writes most decl_file attributes
+				// this way).
+				if !e.IsImplicitConst(iaDeclFile) {
+					s.DeclFile = file(e, iaDeclFile)
+				}
+				s.Name = str(e, iaName)
+				if s.LinkageName = str(e, iaLinkage); s.LinkageName == "" {
+					s.LinkageName = str(e, iaMIPSLinkage)
+				}
+				s.DeclLine = intVal(e, iaDeclLine)
+				origin, ok := e.Ref(iaAbstractOrigin)
+				if !ok {
+					origin, _ = e.Ref(iaSpecification)
+				}
+				offs, origins = append(offs, e.Offset), append(origins, origin)
 				if v, ok := e.Addr(iaLowpc); ok {
 					s.LowPC, s.HasLowPC = v, true
 				}
@@ -286,7 +273,6 @@ func NewInlines(f *elfx.File, s *splitinfo.Scope) (*Inlines, error) {
 				s.CallDiscriminator = intVal(e, iaDiscriminator)
 				self = int32(len(x.scopes))
 				x.scopes = append(x.scopes, s)
-				scopeDIE = append(scopeDIE, int32(len(info)-1))
 				if rs, err = e.Ranges(rs[:0]); err == nil {
 					for _, rg := range rs {
 						if rg[1] > rg[0] {
@@ -308,33 +294,35 @@ func NewInlines(f *elfx.File, s *splitinfo.Scope) (*Inlines, error) {
 			return nil, err
 		}
 	}
-	// Names through abstract origins and specifications, nearest first.
+	// Names through abstract origins and specifications, nearest first:
+	// each scope takes what it lacks from the first DIE along its chain
+	// of origins that has it. A scope earlier in DIE order has already
+	// taken everything its own chain gives, so the walk stops there.
 	for i := range x.scopes {
 		s := &x.scopes[i]
-		k := scopeDIE[i]
-		for hops := 0; k >= 0 && hops < 16; hops++ {
-			n := &info[k]
+		o := origins[i]
+		for hops := 1; o != 0 && hops < 16; hops++ {
+			k, ok := slices.BinarySearch(offs, o)
+			if !ok {
+				break
+			}
+			n := &x.scopes[k]
 			if s.Name == "" {
-				s.Name = n.name
+				s.Name = n.Name
 			}
 			if s.LinkageName == "" {
-				s.LinkageName = n.linkage
+				s.LinkageName = n.LinkageName
 			}
 			if s.DeclFile == nil {
-				s.DeclFile = n.declFile
-			}
-			if s.DeclFile == noFile {
-				s.DeclFile = nil
+				s.DeclFile = n.DeclFile
 			}
 			if s.DeclLine == 0 {
-				s.DeclLine = n.declLine
+				s.DeclLine = n.DeclLine
 			}
-			k = -1
-			if n.origin != 0 {
-				if o, ok := slices.BinarySearch(infoOff, n.origin); ok {
-					k = int32(o)
-				}
+			if k <= i {
+				break
 			}
+			o = origins[k]
 		}
 	}
 	x.finish(append(spans, units...))
