@@ -138,7 +138,18 @@ func (c *Client) delveStack(gid int64, depth int, opts api.StacktraceOptions) ([
 	gen := c.gen
 	c.mu.Unlock()
 	if !ok || st.depth < depth && len(st.frames) > st.depth {
-		frames, err := c.delve.Stacktrace(gid, depth, 0, opts, nil)
+		var (
+			frames []api.Stackframe
+			top    regSet
+			err    error
+		)
+		if sr, ok := c.delve.(stackRegisters); ok {
+			var written uint64
+			frames, written, err = sr.StacktraceRegisters(gid, depth, opts, top.v[:])
+			top.valid = uint32(written)
+		} else {
+			frames, err = c.delve.Stacktrace(gid, depth, 0, opts, nil)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -149,6 +160,12 @@ func (c *Client) delveStack(gid int64, depth int, opts api.StacktraceOptions) ([
 				c.stop.delve = make(map[stackKey]delveStack)
 			}
 			c.stop.delve[key] = st
+			if len(frames) > 0 && top.complete() == nil && top.pc() == frames[0].PC {
+				if c.stop.tops == nil {
+					c.stop.tops = make(map[int64]regSet)
+				}
+				c.stop.tops[gid] = top
+			}
 		}
 		c.mu.Unlock()
 	}
@@ -406,6 +423,14 @@ func (c *Client) readTopRegisters(gid int64) (regSet, error) {
 		return regSet{}, fmt.Errorf("adapter: registers of thread %d: %w", tid, err)
 	}
 	return parseRegisters(rs)
+}
+
+// stackRegisters is a Delve client that gives with a stack the
+// registers its frame 0 was unwound from, when they are the thread's
+// (adapter/session/inproc's): the thread's registers at a stop without
+// a second call for them.
+type stackRegisters interface {
+	StacktraceRegisters(goroutineID int64, depth int, opts api.StacktraceOptions, dst []uint64) ([]api.Stackframe, uint64, error)
 }
 
 // registerValues is a Delve client that gives a thread's registers as

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -536,5 +537,65 @@ func TestThreadRegisterValues(t *testing.T) {
 	}
 	if _, err := c.ThreadRegisterValues(-5, got[:]); err == nil {
 		t.Error("no error for a thread that does not exist")
+	}
+}
+
+// TestStacktraceRegisters checks the stack against Stacktrace's and the
+// registers against ThreadRegisterValues' at a stop in gcc-cold's main
+// (no goroutine: the thread's registers), twice (the second from Delve's
+// stack kept for the stop), and that a goroutine's stack (cgo's
+// main.main) comes without registers.
+func TestStacktraceRegisters(t *testing.T) {
+	stop := func(t *testing.T, bin, fn string) (*Client, *api.DebuggerState) {
+		c := startInproc(t, testbin.Path(t, bin))
+		if _, err := c.CreateBreakpoint(&api.Breakpoint{FunctionName: fn}); err != nil {
+			t.Fatal(err)
+		}
+		st := <-c.Continue()
+		if st.Err != nil || st.Exited || st.CurrentThread == nil {
+			t.Fatalf("continue: %+v", st)
+		}
+		return c, st
+	}
+	c, st := stop(t, "gcc-cold", "C.main")
+	var want [17]uint64
+	wantWritten, err := c.ThreadRegisterValues(st.CurrentThread.ID, want[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantFrames, err := c.Stacktrace(-1, 5, 0, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The frames to the bottom: Delve's stack kept for the stop goes on
+	// past it, a frame more at each call ("NULL address").
+	whole := func(frames []api.Stackframe) []api.Stackframe {
+		i := slices.IndexFunc(frames, func(f api.Stackframe) bool { return f.Bottom || f.Err != "" })
+		if i < 0 {
+			return frames
+		}
+		return frames[:i+1]
+	}
+	for range 2 {
+		var got [17]uint64
+		frames, written, err := c.StacktraceRegisters(-1, 5, 0, got[:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if written != wantWritten || got != want {
+			t.Errorf("StacktraceRegisters: registers %#x %x; ThreadRegisterValues %#x %x", written, got, wantWritten, want)
+		}
+		if !reflect.DeepEqual(whole(frames), whole(wantFrames)) {
+			t.Errorf("StacktraceRegisters: frames %+v; Stacktrace %+v", frames, wantFrames)
+		}
+	}
+	c, _ = stop(t, "cgo", "main.main")
+	var got [17]uint64
+	frames, written, err := c.StacktraceRegisters(-1, 5, 0, got[:])
+	if err != nil || len(frames) == 0 {
+		t.Fatalf("cgo: %d frames, %v", len(frames), err)
+	}
+	if written != 0 {
+		t.Errorf("cgo's main.main: registers %#x given with a goroutine's stack", written)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/go-delve/delve/pkg/dwarf/op"
 	"github.com/go-delve/delve/pkg/version"
 	"github.com/go-delve/delve/service"
 	"github.com/go-delve/delve/service/api"
@@ -633,19 +634,59 @@ func recode(v, ptr any) error {
 // ones included (api.ConvertRegisters): a debugger core that unwinds
 // needs the numbers. It is not part of service.Client.
 func (c *Client) ThreadRegisterValues(threadID int, dst []uint64) (written uint64, err error) {
-	if len(dst) > 64 {
-		dst = dst[:64]
-	}
 	return call(c, "ListRegisters", func(threadID int, mask *uint64) error {
 		regs, _, err := c.d.ThreadRegisters(threadID)
 		if err != nil {
 			return err
 		}
-		for n := range dst {
-			if r := regs.Reg(uint64(n)); r != nil {
-				dst[n], *mask = r.Uint64Val, *mask|1<<n
-			}
-		}
+		*mask = registerValues(regs, dst)
 		return nil
 	}, threadID)
+}
+
+// registerValues writes regs numbered 0 to len(dst)-1 (at most 64) into
+// dst and returns which it wrote as a bit mask.
+func registerValues(regs *op.DwarfRegisters, dst []uint64) (written uint64) {
+	for n := range dst[:min(len(dst), 64)] {
+		if r := regs.Reg(uint64(n)); r != nil {
+			dst[n], written = r.Uint64Val, written|1<<n
+		}
+	}
+	return written
+}
+
+// StacktraceRegisters is Stacktrace without variables, which also writes
+// into dst, as ThreadRegisterValues does, the registers Delve unwound
+// frame 0 from when they are its thread's: when goroutineID names no
+// goroutine (a program without Go's runtime, or a thread running none),
+// Delve unwinds from the thread's registers (proc.ThreadStacktrace),
+// keeps that stack for the stop, and switches no stacks. On a
+// goroutine's stack it may rewrite frame 0's stack pointer where it
+// switches to the goroutine's stack, and written is 0. A debugger core
+// that needs both the stack and the thread's registers at a stop saves
+// a second read of the registers: a round trip to Delve's tracing thread.
+// It is not part of service.Client.
+func (c *Client) StacktraceRegisters(goroutineID int64, depth int, opts api.StacktraceOptions, dst []uint64) (frames []api.Stackframe, written uint64, err error) {
+	type answer struct {
+		frames  []api.Stackframe
+		written uint64
+	}
+	out, err := call(c, "Stacktrace", func(in rpc2.StacktraceIn, out *answer) error {
+		g, err := c.d.FindGoroutine(in.Id)
+		if err != nil {
+			return err
+		}
+		raw, err := c.d.Stacktrace(in.Id, in.Depth, in.Opts)
+		if err != nil {
+			return err
+		}
+		if out.frames, err = c.d.ConvertStacktrace(raw, nil); err != nil {
+			return err
+		}
+		if g == nil && len(raw) > 0 {
+			out.written = registerValues(&raw[0].Regs, dst)
+		}
+		return nil
+	}, rpc2.StacktraceIn{Id: goroutineID, Depth: depth, Opts: opts})
+	return out.frames, out.written, err
 }
