@@ -166,11 +166,7 @@ func NewScope(f *elfx.File, addrs []uint64, pick func(*Unit) bool) (*Scope, erro
 	if !chosen || slices.Contains(held, false) {
 		return nil, nil
 	}
-	syms, err := f.SharedCodeSymbols()
-	if err != nil || len(syms) == 0 {
-		return nil, nil // without symbols, procedures come from every unit's DWARF
-	}
-	return closeOver(units, in, syms), nil
+	return closeOver(units, in, f.EachCodeSymbol), nil
 }
 
 // ScopeOfAddrs returns the scope of the units whose code ranges hold
@@ -196,8 +192,7 @@ func ScopeOfName(f *elfx.File, name string) (*Scope, error) {
 // name.constprop.N, name.isra.N...), whose DWARF subprograms carry the
 // name.
 func NameAddrs(f *elfx.File, name string) []uint64 {
-	syms, err := f.SharedCodeSymbols()
-	if err != nil || name == "" {
+	if name == "" {
 		return nil
 	}
 	names := []string{name}
@@ -205,14 +200,15 @@ func NameAddrs(f *elfx.File, name string) []uint64 {
 		names = append(names, c)
 	}
 	var addrs []uint64
-	for i := range syms {
-		s := &syms[i]
+	if err := f.EachCodeSymbol(func(s *elfx.Symbol) {
 		for _, n := range names {
 			if s.Name == n || len(s.Name) > len(n) && s.Name[len(n)] == '.' && strings.HasPrefix(s.Name, n) {
 				addrs = append(addrs, s.Value)
 				break
 			}
 		}
+	}); err != nil {
+		return nil
 	}
 	return addrs
 }
@@ -227,7 +223,7 @@ const maxClosure = 16
 // foo that pickParent chooses among all of that name), so a scope that
 // has one member of a family has all of them. It returns nil when a
 // family member lies in no unit, or the rounds do not settle.
-func closeOver(units []Unit, in []bool, syms []elfx.Symbol) *Scope {
+func closeOver(units []Unit, in []bool, symbols func(func(*elfx.Symbol)) error) *Scope {
 	for round := 0; round < maxClosure; round++ {
 		s := &Scope{}
 		for i := range units {
@@ -239,28 +235,35 @@ func closeOver(units []Unit, in []bool, syms []elfx.Symbol) *Scope {
 		}
 		s.ranges = mergeRanges(s.ranges)
 		roots := make(map[string]bool)
-		for i := range syms {
-			if s.Holds(syms[i].Value) {
-				s.syms = append(s.syms, syms[i])
-				roots[rootName(syms[i].Name)] = true
+		err := symbols(func(sym *elfx.Symbol) {
+			if s.Holds(sym.Value) {
+				s.syms = append(s.syms, *sym)
+				roots[rootName(sym.Name)] = true
 			}
+		})
+		if err != nil || len(s.syms) == 0 {
+			return nil // without symbols, procedures come from every unit's DWARF
 		}
-		grew := false
-		for i := range syms {
-			sym := &syms[i]
+		grew, outside := false, false
+		symbols(func(sym *elfx.Symbol) {
 			if s.Holds(sym.Value) || !roots[rootName(sym.Name)] || !isCodeRange(Range{sym.Value, sym.Value + 1}) {
-				continue
+				return
 			}
 			j := slices.IndexFunc(units, func(u Unit) bool {
 				return slices.ContainsFunc(u.Ranges, func(r Range) bool { return r.Contains(sym.Value) })
 			})
 			if j < 0 {
-				return nil
+				outside = true
+				return
 			}
-			in[j], grew = true, true
+			grew = grew || !in[j]
+			in[j] = true
+		})
+		if outside {
+			return nil
 		}
 		if !grew {
-			s.setNext(syms)
+			s.setNext(symbols)
 			return s
 		}
 	}
@@ -269,15 +272,15 @@ func closeOver(units []Unit, in []bool, syms []elfx.Symbol) *Scope {
 
 // setNext records the addresses that bound zero-sized symbols in scope,
 // when there are any.
-func (s *Scope) setNext(syms []elfx.Symbol) {
+func (s *Scope) setNext(symbols func(func(*elfx.Symbol)) error) {
 	if !slices.ContainsFunc(s.syms, func(x elfx.Symbol) bool { return x.Size == 0 }) {
 		return
 	}
-	for i := range syms {
-		if keepSymbol(&syms[i]) {
-			s.next = append(s.next, syms[i].Value)
+	symbols(func(sym *elfx.Symbol) {
+		if keepSymbol(sym) {
+			s.next = append(s.next, sym.Value)
 		}
-	}
+	})
 	slices.Sort(s.next)
 	s.next = slices.Compact(s.next)
 }

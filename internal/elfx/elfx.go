@@ -398,44 +398,54 @@ var ErrNoSymbols = errors.New("no symbol table")
 // once per file; every call returns a new copy of the symbols, which the
 // caller may modify.
 func (f *File) CodeSymbols() ([]Symbol, error) {
-	syms, err := f.SharedCodeSymbols()
-	if err != nil {
-		return nil, err
+	f.symbols.once.Do(func() { f.symbols.syms, f.symbols.err = f.symbolSource().readSymbols() })
+	if f.symbols.err != nil {
+		return nil, f.symbols.err
 	}
-	return slices.Clone(syms), nil
+	return slices.Clone(f.symbols.syms), nil
 }
 
-// SharedCodeSymbols returns the symbols CodeSymbols returns without
-// copying them: the slice is shared and callers must not modify it.
-func (f *File) SharedCodeSymbols() ([]Symbol, error) {
-	f.symbols.once.Do(func() { f.symbols.syms, f.symbols.err = f.readCodeSymbols() })
-	return f.symbols.syms, f.symbols.err
+// EachCodeSymbol calls yield with each symbol CodeSymbols returns, in
+// table order, decoding the table again rather than keeping the symbols:
+// for one pass that keeps few of them. The Symbol is reused between
+// calls.
+func (f *File) EachCodeSymbol(yield func(*Symbol)) error {
+	return f.symbolSource().eachCodeSymbol(yield)
 }
 
-// readCodeSymbols parses the symbols CodeSymbols returns.
-func (f *File) readCodeSymbols() ([]Symbol, error) {
-	src := f
+// symbolSource is the file whose symbols CodeSymbols reads: f, or its
+// debug file when only that has a .symtab.
+func (f *File) symbolSource() *File {
 	if f.File.Section(".symtab") == nil && f.Debug != nil && f.Debug.File.Section(".symtab") != nil {
-		src = f.Debug // its section headers match the file's
+		return f.Debug // its section headers match the file's
 	}
-	return src.readSymbols()
+	return f
 }
 
 func (f *File) readSymbols() ([]Symbol, error) {
-	// debug/elf reports a table or string table past the end of the file
-	// as "unexpected EOF": say which section.
-	if err := f.checkTable(elf.SHT_SYMTAB); err != nil {
-		return nil, err
-	}
-	if f.File.Section(".symtab") == nil {
-		if err := f.checkTable(elf.SHT_DYNSYM); err != nil {
-			return nil, err
-		}
-	}
 	// Most entries of a linked file's .symtab are code: room for all at
 	// once, rather than growing by doubling through a large table.
 	out := make([]Symbol, 0, f.SymtabLen())
+	if err := f.eachCodeSymbol(func(s *Symbol) { out = append(out, *s) }); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// eachCodeSymbol is EachCodeSymbol on f's own tables.
+func (f *File) eachCodeSymbol(yield func(*Symbol)) error {
+	// debug/elf reports a table or string table past the end of the file
+	// as "unexpected EOF": say which section.
+	if err := f.checkTable(elf.SHT_SYMTAB); err != nil {
+		return err
+	}
+	if f.File.Section(".symtab") == nil {
+		if err := f.checkTable(elf.SHT_DYNSYM); err != nil {
+			return err
+		}
+	}
 	file := ""
+	var sym Symbol
 	err := f.EachSymbol(func(s *elf.Symbol) {
 		typ, bind := elf.ST_TYPE(s.Info), elf.ST_BIND(s.Info)
 		if typ == elf.STT_FILE {
@@ -446,22 +456,19 @@ func (f *File) readSymbols() ([]Symbol, error) {
 		if version == "" {
 			version = s.Version // .dynsym: from the version tables
 		}
-		sym := Symbol{Name: name, Version: version, Value: s.Value, Size: s.Size, Type: typ, Bind: bind, Section: s.Section}
+		sym = Symbol{Name: name, Version: version, Value: s.Value, Size: s.Size, Type: typ, Bind: bind, Section: s.Section}
 		if !sym.defined() || !sym.IsFunc() && !(typ == elf.STT_NOTYPE && s.Size > 0 && f.executable(s.Section)) {
 			return
 		}
 		if bind == elf.STB_LOCAL {
 			sym.File = file
 		}
-		out = append(out, sym)
+		yield(&sym)
 	})
 	if errors.Is(err, elf.ErrNoSymbols) {
-		return nil, ErrNoSymbols
+		return ErrNoSymbols
 	}
-	if err != nil {
-		return nil, err // it names the file
-	}
-	return out, nil
+	return err // it names the file
 }
 
 // checkTable checks that the first symbol table of type typ and its
