@@ -186,14 +186,15 @@ type Walker struct {
 	attrs  []dwarf.Attr
 	tables map[uint64]*abbrevTable
 
-	unit  int // index in d.units, -1 before Reset
-	u     *Unit
-	tab   *abbrevTable
-	bases bases
-	c     cursor.Cursor // the unit's entries
-	depth int
-	e     Entry
-	err   error
+	unit      int // index in d.units, -1 before Reset
+	u         *Unit
+	tab       *abbrevTable
+	bases     bases
+	basesRead bool          // the unit's entry has been decoded
+	c         cursor.Cursor // the unit's entries
+	depth     int
+	e         Entry
+	err       error
 
 	slotLow, slotHigh, slotRanges int // see Entry.Ranges; maxAttrs if not asked for
 }
@@ -243,7 +244,7 @@ func (d *Data) NewWalker(attrs ...dwarf.Attr) *Walker {
 func (w *Walker) Reset(i int) {
 	u := &w.d.units[i]
 	w.unit, w.u, w.err, w.depth = i, u, nil, 0
-	w.bases = bases{}
+	w.bases, w.basesRead = bases{}, false
 	w.c.Reset(".debug_info", int64(u.entries), w.d.secs.Info[u.entries:u.End])
 	w.tab, w.err = w.table(u.AbbrevOff)
 }
@@ -301,7 +302,7 @@ func (w *Walker) EntryAt(off dwarf.Offset) (*Entry, error) {
 	if i < 0 {
 		return nil, w.d.wrap(cursor.Errorf(".debug_info", int64(o), cursor.ErrCorrupt, "reference to an offset in no unit's entries"))
 	}
-	if i != w.unit || w.err != nil {
+	if i != w.unit || w.err != nil || !w.basesRead {
 		w.Reset(i)
 		if _, err := w.Next(); err != nil { // the unit's entry: its bases
 			return nil, err
@@ -373,6 +374,9 @@ func (w *Walker) decode(e *Entry, keep bool) bool {
 	if c.Err() != nil {
 		w.err = w.d.wrap(c.Err())
 		return false
+	}
+	if unitEntry {
+		w.basesRead = true
 	}
 	if ab.children {
 		w.depth++

@@ -265,6 +265,7 @@ func TestEntryAt(t *testing.T) {
 	dd, d := openTest(t, "clang22-inl")
 	w := d.NewWalker(dwarf.AttrAbstractOrigin, dwarf.AttrName)
 	ref := d.NewWalker(dwarf.AttrName)
+	ref.Reset(0) // positioned in the unit, its entry not yet read: EntryAt reads it for its bases
 	r := dd.Reader()
 	n := 0
 	eachEntry(t, d, w, func(e *Entry) {
