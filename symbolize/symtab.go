@@ -54,12 +54,38 @@ func readSymtab(f *elfx.File) (symtab, error) {
 	if err != nil && !errors.Is(err, elf.ErrNoSymbols) {
 		return symtab{}, err
 	}
-	slices.SortStableFunc(t.syms, func(a, b symbol) int {
-		if c := cmp.Compare(a.addr, b.addr); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.size, b.size)
+	// By address, then size, then table order (a stable sort of the
+	// symbols themselves, a merge sort in place, took half the time of
+	// a one-address question on 600,000 symbols): sort small keys.
+	type key struct {
+		addr, size uint64
+		i          int
+	}
+	keys := make([]key, len(t.syms))
+	for i := range t.syms {
+		keys[i] = key{t.syms[i].addr, t.syms[i].size, i}
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		return cmp.Or(cmp.Compare(a.addr, b.addr), cmp.Compare(a.size, b.size), cmp.Compare(a.i, b.i))
 	})
+	// Put the symbols in the keys' order in place, cycle by cycle of the
+	// permutation (position j takes the symbol keys[j].i names).
+	for k := range keys {
+		if keys[k].i < 0 {
+			continue
+		}
+		first := t.syms[k]
+		for j := k; ; {
+			src := keys[j].i
+			keys[j].i = -1
+			if src == k {
+				t.syms[j] = first
+				break
+			}
+			t.syms[j] = t.syms[src]
+			j = src
+		}
+	}
 	out := t.syms[:0]
 	for i, s := range t.syms {
 		if i+1 < len(t.syms) && t.syms[i+1].addr == s.addr {
