@@ -25,8 +25,11 @@ the ID of the basic block holding the address (IDs follow the function's
 layout before splitting) and "bb_metadata" how the block ends, as
 "splitdbg bbaddrmap" prints them.
 
-ADDR is hexadecimal with a 0x prefix, or decimal. With "-", addresses are
-read from standard input, one per line, and answered as they arrive; a
+ADDR is hexadecimal with a 0x prefix, or decimal. Addresses on the command
+line are answered from the debug information of the compile units that
+hold them only, so one answer is quick however large BIN is. With "-",
+addresses are read from standard input, one per line, after the whole
+file is indexed once, and answered as they arrive; a
 line that is no address gets an answer of its own in its place,
 {"line","input","error"} in JSON, and the command goes on (exit status 1
 at the end).`,
