@@ -85,7 +85,7 @@ func (w *Walker) rnglistx(i uint64) (uint64, error) {
 	if i > uint64(len(sec)) || off < base || off+size > uint64(len(sec)) {
 		return 0, w.rangeErr(".debug_rnglists", off, cursor.ErrCorrupt, "range list index %d beyond the section (%d bytes)", i, len(sec))
 	}
-	return base + uintN(sec[off:], int(size)), nil
+	return base + w.d.uint(sec[off:], int(size)), nil
 }
 
 // rnglist appends the ranges of the DWARF 5 range list at off.
@@ -95,6 +95,7 @@ func (w *Walker) rnglist(dst [][2]uint64, off uint64) ([][2]uint64, error) {
 		return dst, w.rangeErr(".debug_rnglists", off, cursor.ErrCorrupt, "range list beyond the section (%d bytes)", len(sec))
 	}
 	var c cursor.Cursor
+	c.SetByteOrder(w.d.secs.ByteOrder)
 	c.Reset(".debug_rnglists", int64(off), sec[off:])
 	size := int(w.u.AddrSize)
 	base := w.base()
@@ -153,7 +154,7 @@ func (w *Walker) ranges(dst [][2]uint64, off uint64) ([][2]uint64, error) {
 		if p+2*uint64(size) > uint64(len(sec)) {
 			return dst, w.rangeErr(".debug_ranges", p, cursor.ErrTruncated, "range list entry of %d bytes with %d left", 2*size, uint64(len(sec))-p)
 		}
-		lo, hi := uintN(sec[p:], size), uintN(sec[p+uint64(size):], size)
+		lo, hi := w.d.uint(sec[p:], size), w.d.uint(sec[p+uint64(size):], size)
 		switch {
 		case lo == 0 && hi == 0:
 			return dst, nil

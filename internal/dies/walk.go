@@ -24,6 +24,8 @@ import (
 // the file has none.
 type Sections struct {
 	Info, Abbrev, Str, LineStr, StrOffsets, Addr, Ranges, Rnglists []byte
+	// ByteOrder is the file's (the ELF header's); nil is little-endian.
+	ByteOrder binary.ByteOrder
 }
 
 // Data is the DWARF of one file and its units. It is immutable and safe
@@ -49,7 +51,7 @@ type Unit struct {
 // Load reads the DWARF sections of f; nil and no error if f has no
 // .debug_info (or .zdebug_info, the older GNU compression).
 func Load(f *elfx.File) (*Data, error) {
-	var secs Sections
+	secs := Sections{ByteOrder: f.ByteOrder}
 	for _, x := range []struct {
 		name string
 		dst  *[]byte
@@ -84,8 +86,12 @@ func sectionData(f *elfx.File, name string) ([]byte, error) {
 // New reads the unit headers of secs.Info; file names the file in
 // errors.
 func New(file string, secs Sections) (*Data, error) {
+	if secs.ByteOrder == nil {
+		secs.ByteOrder = binary.LittleEndian
+	}
 	d := &Data{file: file, secs: secs}
 	c := cursor.New(".debug_info", 0, secs.Info)
+	c.SetByteOrder(secs.ByteOrder)
 	for !c.Done() {
 		u, err := readUnitHeader(c)
 		if err != nil {
@@ -236,6 +242,7 @@ func (d *Data) NewWalker(attrs ...dwarf.Attr) *Walker {
 	}
 	w := &Walker{d: d, attrs: attrs, tables: make(map[uint64]*abbrevTable), unit: -1}
 	w.e.w = w
+	w.c.SetByteOrder(d.secs.ByteOrder) // Reset keeps it
 	w.slots()
 	return w
 }
@@ -567,7 +574,7 @@ func (w *Walker) debugAddr(i uint64) (uint64, bool) {
 	if i > uint64(len(sec)) || off < w.bases.addr || off+size > uint64(len(sec)) {
 		return 0, false
 	}
-	return uintN(sec[off:], int(size)), true
+	return w.d.uint(sec[off:], int(size)), true
 }
 
 // failLazy records an error found while resolving a value: Next returns
@@ -578,14 +585,16 @@ func (w *Walker) failLazy(section string, off int64, format string, args ...any)
 	}
 }
 
-func uintN(b []byte, n int) uint64 {
+// uint reads an n-byte integer (2, 4 or 8) in the file's byte order.
+func (d *Data) uint(b []byte, n int) uint64 {
+	o := d.secs.ByteOrder
 	switch n {
 	case 2:
-		return uint64(binary.LittleEndian.Uint16(b))
+		return uint64(o.Uint16(b))
 	case 4:
-		return uint64(binary.LittleEndian.Uint32(b))
+		return uint64(o.Uint32(b))
 	}
-	return binary.LittleEndian.Uint64(b)
+	return o.Uint64(b)
 }
 
 // Err returns the error that ended the walk, if any: a malformed entry,
@@ -687,7 +696,7 @@ func (e *Entry) StringBytes(i int) ([]byte, bool) {
 			w.failLazy(".debug_str_offsets", int64(off), "string index %d beyond the section (%d bytes)", v.u, len(sec))
 			return nil, false
 		}
-		return w.cstring(".debug_str", w.d.secs.Str, uintN(sec[off:], int(size)))
+		return w.cstring(".debug_str", w.d.secs.Str, w.d.uint(sec[off:], int(size)))
 	}
 	return nil, false
 }
