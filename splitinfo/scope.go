@@ -166,7 +166,7 @@ func NewScope(f *elfx.File, addrs []uint64, pick func(*Unit) bool) (*Scope, erro
 	if !chosen || slices.Contains(held, false) {
 		return nil, nil
 	}
-	return closeOver(units, in, f.EachCodeSymbol), nil
+	return closeOver(units, in, f.EachCodeSymbolWhere), nil
 }
 
 // ScopeOfAddrs returns the scope of the units whose code ranges hold
@@ -200,7 +200,17 @@ func NameAddrs(f *elfx.File, name string) []uint64 {
 		names = append(names, c)
 	}
 	var addrs []uint64
-	if err := f.EachCodeSymbol(func(s *elfx.Symbol) {
+	// Only names that start with one of names and end there, at a '.'
+	// or at a version's '@' are read.
+	prefixed := func(_ uint64, b []byte) bool {
+		for _, n := range names {
+			if len(b) > len(n) && string(b[:len(n)]) == n && (b[len(n)] == 0 || b[len(n)] == '.' || b[len(n)] == '@') {
+				return true
+			}
+		}
+		return false
+	}
+	if err := f.EachCodeSymbolWhere(prefixed, func(s *elfx.Symbol) {
 		for _, n := range names {
 			if s.Name == n || len(s.Name) > len(n) && s.Name[len(n)] == '.' && strings.HasPrefix(s.Name, n) {
 				addrs = append(addrs, s.Value)
@@ -223,7 +233,11 @@ const maxClosure = 16
 // foo that pickParent chooses among all of that name), so a scope that
 // has one member of a family has all of them. It returns nil when a
 // family member lies in no unit, or the rounds do not settle.
-func closeOver(units []Unit, in []bool, symbols func(func(*elfx.Symbol)) error) *Scope {
+//
+// symbols makes one pass over the code symbols (elfx.File's
+// EachCodeSymbolWhere); each round makes two, reading the names of the
+// symbols in scope and then of those that may be of their families.
+func closeOver(units []Unit, in []bool, symbols func(elfx.Prefilter, func(*elfx.Symbol)) error) *Scope {
 	for round := 0; round < maxClosure; round++ {
 		s := &Scope{}
 		for i := range units {
@@ -235,7 +249,8 @@ func closeOver(units []Unit, in []bool, symbols func(func(*elfx.Symbol)) error) 
 		}
 		s.ranges = mergeRanges(s.ranges)
 		roots := make(map[string]bool)
-		err := symbols(func(sym *elfx.Symbol) {
+		inScope := func(v uint64, _ []byte) bool { return s.Holds(v) }
+		err := symbols(inScope, func(sym *elfx.Symbol) {
 			if s.Holds(sym.Value) {
 				s.syms = append(s.syms, *sym)
 				roots[rootName(sym.Name)] = true
@@ -245,7 +260,7 @@ func closeOver(units []Unit, in []bool, symbols func(func(*elfx.Symbol)) error) 
 			return nil // without symbols, procedures come from every unit's DWARF
 		}
 		grew, outside := false, false
-		symbols(func(sym *elfx.Symbol) {
+		symbols(rootsFilter(s, roots), func(sym *elfx.Symbol) {
 			if s.Holds(sym.Value) || !roots[rootName(sym.Name)] || !isCodeRange(Range{sym.Value, sym.Value + 1}) {
 				return
 			}
@@ -270,13 +285,38 @@ func closeOver(units []Unit, in []bool, symbols func(func(*elfx.Symbol)) error) 
 	return nil
 }
 
+// rootsFilter accepts the symbols outside s whose names may have one of
+// roots as their rootName: a root is a prefix of the name (fragmentName
+// cuts at a '.'), followed by the end of the name, a '.' or the '@' of
+// a version (elfx.SplitVersion). It reads no more of a name than the
+// roots' lengths.
+func rootsFilter(s *Scope, roots map[string]bool) elfx.Prefilter {
+	var lens []int
+	for r := range roots {
+		if !slices.Contains(lens, len(r)) {
+			lens = append(lens, len(r))
+		}
+	}
+	return func(v uint64, b []byte) bool {
+		if s.Holds(v) {
+			return false
+		}
+		for _, n := range lens {
+			if len(b) > n && (b[n] == 0 || b[n] == '.' || b[n] == '@') && roots[string(b[:n])] {
+				return true
+			}
+		}
+		return false
+	}
+}
+
 // setNext records the addresses that bound zero-sized symbols in scope,
 // when there are any.
-func (s *Scope) setNext(symbols func(func(*elfx.Symbol)) error) {
+func (s *Scope) setNext(symbols func(elfx.Prefilter, func(*elfx.Symbol)) error) {
 	if !slices.ContainsFunc(s.syms, func(x elfx.Symbol) bool { return x.Size == 0 }) {
 		return
 	}
-	symbols(func(sym *elfx.Symbol) {
+	symbols(nil, func(sym *elfx.Symbol) {
 		if keepSymbol(sym) {
 			s.next = append(s.next, sym.Value)
 		}

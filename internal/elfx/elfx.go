@@ -410,7 +410,14 @@ func (f *File) CodeSymbols() ([]Symbol, error) {
 // for one pass that keeps few of them. The Symbol is reused between
 // calls.
 func (f *File) EachCodeSymbol(yield func(*Symbol)) error {
-	return f.symbolSource().eachCodeSymbol(yield)
+	return f.symbolSource().eachCodeSymbol(nil, yield)
+}
+
+// EachCodeSymbolWhere is EachCodeSymbol for the symbols keep accepts,
+// asked before their names are read (see Prefilter): what it rejects
+// costs a pass no more than reading its value.
+func (f *File) EachCodeSymbolWhere(keep Prefilter, yield func(*Symbol)) error {
+	return f.symbolSource().eachCodeSymbol(keep, yield)
 }
 
 // symbolSource is the file whose symbols CodeSymbols reads: f, or its
@@ -426,14 +433,14 @@ func (f *File) readSymbols() ([]Symbol, error) {
 	// Most entries of a linked file's .symtab are code: room for all at
 	// once, rather than growing by doubling through a large table.
 	out := make([]Symbol, 0, f.SymtabLen())
-	if err := f.eachCodeSymbol(func(s *Symbol) { out = append(out, *s) }); err != nil {
+	if err := f.eachCodeSymbol(nil, func(s *Symbol) { out = append(out, *s) }); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
 // eachCodeSymbol is EachCodeSymbol on f's own tables.
-func (f *File) eachCodeSymbol(yield func(*Symbol)) error {
+func (f *File) eachCodeSymbol(keep Prefilter, yield func(*Symbol)) error {
 	// debug/elf reports a table or string table past the end of the file
 	// as "unexpected EOF": say which section.
 	if err := f.checkTable(elf.SHT_SYMTAB); err != nil {
@@ -446,7 +453,7 @@ func (f *File) eachCodeSymbol(yield func(*Symbol)) error {
 	}
 	file := ""
 	var sym Symbol
-	err := f.EachSymbol(func(s *elf.Symbol) {
+	err := f.eachSymbol(keep, func(s *elf.Symbol) {
 		typ, bind := elf.ST_TYPE(s.Info), elf.ST_BIND(s.Info)
 		if typ == elf.STT_FILE {
 			file = s.Name

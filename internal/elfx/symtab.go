@@ -21,6 +21,20 @@ import (
 // into the mapped .strtab. A table of 600,000 symbols is then read
 // without 600,000 allocations.
 func (f *File) EachSymbol(yield func(*elf.Symbol)) error {
+	return f.eachSymbol(nil, yield)
+}
+
+// A Prefilter is asked about each symbol that is not an STT_FILE before
+// its name is read, with its value and the string table from its name
+// on (the name's bytes up to a NUL, and whatever follows it; nil when
+// its offset lies outside the table). A symbol it rejects is not
+// yielded. It lets one pass over a table of 600,000 symbols, most of
+// which a question does not want, skip reading their names.
+type Prefilter func(value uint64, name []byte) bool
+
+// eachSymbol is EachSymbol yielding the STT_FILE symbols and the others
+// keep accepts (all when keep is nil).
+func (f *File) eachSymbol(keep Prefilter, yield func(*elf.Symbol)) error {
 	var tab *elf.Section
 	for _, s := range f.File.Sections {
 		if s.Type == elf.SHT_SYMTAB {
@@ -37,7 +51,10 @@ func (f *File) EachSymbol(yield func(*elf.Symbol)) error {
 			return fmt.Errorf("%s: symbol table: %w", f.Name, err)
 		}
 		for i := range syms {
-			yield(&syms[i])
+			s := &syms[i]
+			if keep == nil || elf.ST_TYPE(s.Info) == elf.STT_FILE || keep(s.Value, append([]byte(s.Name), 0)) {
+				yield(s)
+			}
 		}
 		return nil
 	}
@@ -75,6 +92,15 @@ func (f *File) EachSymbol(yield func(*elf.Symbol)) error {
 			s.Value, s.Size = uint64(bo.Uint32(e[4:])), uint64(bo.Uint32(e[8:]))
 			s.Info, s.Other = e[12], e[13]
 			s.Section = elf.SectionIndex(bo.Uint16(e[14:]))
+		}
+		if keep != nil && elf.ST_TYPE(s.Info) != elf.STT_FILE {
+			var rest []byte
+			if int64(name) < int64(len(strs)) {
+				rest = strs[name:]
+			}
+			if !keep(s.Value, rest) {
+				continue
+			}
 		}
 		s.Name = f.cstring(strs, name)
 		yield(&s)
