@@ -80,6 +80,15 @@ func (s *Scope) Holds(addr uint64) bool {
 	return found
 }
 
+// Ranges returns the code ranges of the scope's units, sorted and
+// disjoint; nil for the whole file.
+func (s *Scope) Ranges() []Range {
+	if s == nil {
+		return nil
+	}
+	return s.ranges
+}
+
 // Unit is a compile unit as a scope's predicate sees it: what its
 // first entry (DW_TAG_compile_unit or DW_TAG_partial_unit) says.
 type Unit struct {

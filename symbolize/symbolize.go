@@ -46,8 +46,8 @@ func Open(path string) (*Module, error) {
 func FromELF(f *elfx.File) (*Module, error) { return FromELFIn(f, nil) }
 
 // FromELFIn is FromELF over the compile units of scope s (nil: the
-// whole file): its answers for addresses in s are FromELF's. The symbol
-// table, which names addresses outside every unit, is read whole.
+// whole file): its answers for addresses in s are FromELF's. Of the
+// symbol table it keeps the symbols that can name such an address.
 func FromELFIn(f *elfx.File, s *splitinfo.Scope) (*Module, error) {
 	var (
 		inl  *linetable.Inlines
@@ -56,7 +56,7 @@ func FromELFIn(f *elfx.File, s *splitinfo.Scope) (*Module, error) {
 	)
 	wait := goCarry(func() {
 		if inl, ierr = linetable.NewInlines(f, s); ierr == nil {
-			syms, ierr = readSymtab(f)
+			syms, ierr = readSymtab(f, s)
 		}
 	})
 	procs, err := splitinfo.FromELFIn(f, s)

@@ -5,9 +5,11 @@ import (
 	"debug/elf"
 	"errors"
 	"slices"
+	"sort"
 
 	"github.com/splitdbg/splitdbg/internal/addrindex"
 	"github.com/splitdbg/splitdbg/internal/elfx"
+	"github.com/splitdbg/splitdbg/splitinfo"
 )
 
 // symbol is one entry of the symbol table as symbolizers read it.
@@ -28,12 +30,38 @@ type symtab struct {
 	idx  addrindex.Index
 }
 
-func readSymtab(f *elfx.File) (symtab, error) {
-	t := symtab{syms: make([]symbol, 0, f.SymtabLen())}
+// readSymtab reads f's symbol table; over a scope (not nil), only the
+// symbols that at can return for an address in its ranges: those in the
+// ranges, and below each range the symbols at the highest address under
+// it (the symbol holding the range's first addresses, when none in the
+// range is below them). The others' names are not read.
+func readSymtab(f *elfx.File, scope *splitinfo.Scope) (symtab, error) {
+	t := symtab{}
+	var keep elfx.Prefilter
+	ranges := scope.Ranges()
+	// below[i] is the highest address of a symbol under ranges[i] and
+	// outside every range so far, belowSyms[i] the symbols there in table
+	// order.
+	below := make([]uint64, len(ranges))
+	belowSyms := make([][]symbol, len(ranges))
+	under := func(addr uint64) int { // the range above addr, len(ranges) if none
+		return sort.Search(len(ranges), func(i int) bool { return ranges[i].Start > addr })
+	}
+	if scope != nil {
+		keep = func(addr uint64, _ []byte) bool {
+			if scope.Holds(addr) {
+				return true
+			}
+			i := under(addr)
+			return i < len(ranges) && (belowSyms[i] == nil || addr >= below[i])
+		}
+	} else {
+		t.syms = make([]symbol, 0, f.SymtabLen())
+	}
 	file := ""
 	// Without .symtab, the dynamic symbols (as LLVM's symbol sizes are
 	// computed).
-	err := f.EachSymbol(func(s *elf.Symbol) {
+	err := f.EachSymbolWhere(keep, func(s *elf.Symbol) {
 		typ, bind := elf.ST_TYPE(s.Info), elf.ST_BIND(s.Info)
 		if typ == elf.STT_FILE {
 			file = s.Name
@@ -49,10 +77,24 @@ func readSymtab(f *elfx.File) (symtab, error) {
 		if bind == elf.STB_LOCAL {
 			sym.file = file
 		}
-		t.syms = append(t.syms, sym)
+		if scope == nil || scope.Holds(s.Value) {
+			t.syms = append(t.syms, sym)
+			return
+		}
+		i := under(s.Value)
+		switch {
+		case i == len(ranges), belowSyms[i] != nil && s.Value < below[i]:
+		case belowSyms[i] == nil || s.Value > below[i]:
+			below[i], belowSyms[i] = s.Value, append(belowSyms[i][:0], sym)
+		default:
+			belowSyms[i] = append(belowSyms[i], sym)
+		}
 	})
 	if err != nil && !errors.Is(err, elf.ErrNoSymbols) {
 		return symtab{}, err
+	}
+	for _, b := range belowSyms {
+		t.syms = append(t.syms, b...)
 	}
 	// By address, then size, then table order (a stable sort of the
 	// symbols themselves, a merge sort in place, took half the time of

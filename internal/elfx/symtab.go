@@ -24,6 +24,12 @@ func (f *File) EachSymbol(yield func(*elf.Symbol)) error {
 	return f.eachSymbol(nil, yield)
 }
 
+// EachSymbolWhere is EachSymbol yielding the STT_FILE symbols and the
+// others keep accepts, asked before their names are read.
+func (f *File) EachSymbolWhere(keep Prefilter, yield func(*elf.Symbol)) error {
+	return f.eachSymbol(keep, yield)
+}
+
 // A Prefilter is asked about each symbol that is not an STT_FILE before
 // its name is read, with its value and the string table from its name
 // on (the name's bytes up to a NUL, and whatever follows it; nil when
