@@ -32,6 +32,7 @@ type Module struct {
 	lines   *linetable.Table
 	inlines *linetable.Inlines
 	syms    symtab
+	moved   []int32 // per symbol, linkMoved's link
 }
 
 // Open reads the ELF file at path.
@@ -71,7 +72,7 @@ func FromELFIn(f *elfx.File, s *splitinfo.Scope) (*Module, error) {
 	if ierr != nil {
 		return nil, ierr
 	}
-	return &Module{lines: lines, inlines: inl, syms: syms}, nil
+	return &Module{lines: lines, inlines: inl, syms: syms, moved: linkMoved(&syms, procs)}, nil
 }
 
 // Lines returns the module's line table.
@@ -198,35 +199,47 @@ func scopeName(s *linetable.Scope, k FunctionNames) string {
 // nameOutermost names the outermost frame: with linkage names from the
 // symbol table, by the symbol holding addr, or for an address in a
 // moved fragment of a split procedure by the symbol at the procedure's
-// entry; with short names by the procedure's DWARF name where DWARF
-// gives none. Where DWARF gives no frame at all (noDWARF), the STT_FILE
-// of a local symbol holding addr is the frame's file.
+// entry (through the symbol's linkMoved link, or where it is mixed the
+// procedures); with short names by the procedure's DWARF name where
+// DWARF gives none. Where DWARF gives no frame at all (noDWARF), the
+// STT_FILE of a local symbol holding addr is the frame's file.
 func (m *Module) nameOutermost(f *Frame, addr uint64, o *Options, noDWARF bool) {
-	var proc *splitinfo.Proc
-	if loc, ok := m.lines.Procs().Lookup(addr); ok && loc.Frag > 0 {
-		proc = loc.Proc
-	}
 	switch o.Functions {
 	case LinkageNames:
-		s := m.syms.at(addr)
-		if s == nil {
+		i := m.syms.holding(addr)
+		if i < 0 {
 			return
 		}
+		s := &m.syms.syms[i]
 		// Where DWARF has no frame, a local symbol's file stands in.
 		if noDWARF && s.file != "" {
 			f.File = s.file
 		}
-		if proc != nil {
-			if e := m.syms.at(proc.Entry); e != nil && e.addr == proc.Entry {
-				s = e
+		switch link := m.moved[i]; {
+		case link > 0:
+			s = &m.syms.syms[link-1]
+		case link == mixed:
+			if proc := m.movedProc(addr); proc != nil {
+				if e := m.syms.at(proc.Entry); e != nil && e.addr == proc.Entry {
+					s = e
+				}
 			}
 		}
 		f.Function, f.StartAddr, f.HasStartAddr = s.name, s.addr, true
 	case ShortNames:
-		if proc != nil && f.Function == "" {
+		if proc := m.movedProc(addr); proc != nil && f.Function == "" {
 			f.Function = proc.SourceName
 		}
 	}
+}
+
+// movedProc returns the procedure whose moved fragment holds addr, or
+// nil.
+func (m *Module) movedProc(addr uint64) *splitinfo.Proc {
+	if loc, ok := m.lines.Procs().Lookup(addr); ok && loc.Frag > 0 {
+		return loc.Proc
+	}
+	return nil
 }
 
 // demangleName demangles an Itanium C++ or Rust name as LLVM does, and

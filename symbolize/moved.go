@@ -1,0 +1,94 @@
+package symbolize
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/splitdbg/splitdbg/splitinfo"
+)
+
+// Values of a symbol's moved link below 1 (see linkMoved); a link k >= 1
+// names the symbol of index k - 1.
+const (
+	mixed    = 0  // ask the procedures per address
+	notMoved = -1 // no address the symbol holds lies in a moved fragment
+)
+
+// linkMoved returns, per symbol of t, how the addresses it holds lie in
+// the moved fragments (Frag > 0) of the procedures, so that naming an
+// address by its logical function takes the one symbol search instead of
+// a procedure search more: a symbol all of whose addresses lie in one
+// moved fragment gets the symbol at its procedure's entry (itself if
+// there is none there), a symbol none of whose addresses do notMoved,
+// and any other symbol (across a fragment's bounds) mixed. Where any two
+// fragments overlap (the procedures then keep one per address) every
+// symbol is mixed.
+func linkMoved(t *symtab, procs *splitinfo.Table) []int32 {
+	type frag struct {
+		start, end, entry uint64
+		proc              *splitinfo.Proc
+		k                 int
+	}
+	var frags []frag
+	for p := range procs.All() {
+		for k, f := range p.Fragments {
+			frags = append(frags, frag{f.Start, f.End, p.Entry, p, k})
+		}
+	}
+	slices.SortFunc(frags, func(a, b frag) int { return cmp.Compare(a.start, b.start) })
+	links := make([]int32, len(t.syms))
+	for j := 1; j < len(frags); j++ {
+		if frags[j].start < frags[j-1].end {
+			return links
+		}
+	}
+	for i := range t.syms {
+		s := &t.syms[i]
+		lo, hi := s.addr, ^uint64(0)
+		if i+1 < len(t.syms) {
+			hi = t.syms[i+1].addr
+		}
+		if s.size != 0 && s.addr+s.size > s.addr {
+			hi = min(hi, s.addr+s.size)
+		}
+		if lo >= hi {
+			links[i] = notMoved
+			continue
+		}
+		// The first fragment ending above lo (the ends ascend as the
+		// starts do, the fragments being disjoint), and the fragments
+		// after it that start below hi: those meeting [lo, hi).
+		j, _ := slices.BinarySearchFunc(frags, lo, func(f frag, a uint64) int {
+			if f.end <= a {
+				return -1
+			}
+			return 1
+		})
+		links[i] = notMoved
+		for m := j; m < len(frags) && frags[m].start < hi; m++ {
+			if frags[m].k > 0 {
+				links[i] = mixed
+				break
+			}
+		}
+		if links[i] == mixed && frags[j].k > 0 && frags[j].start <= lo && hi <= frags[j].end {
+			f := &frags[j]
+			if loc, ok := procs.Lookup(lo); ok && loc.Proc == f.proc && loc.Frag == f.k {
+				links[i] = int32(i) + 1
+				if e := t.holding(f.entry); e >= 0 && t.syms[e].addr == f.entry {
+					links[i] = int32(e) + 1
+				}
+			}
+		}
+	}
+	return links
+}
+
+// holding returns the index of the symbol holding addr, or -1.
+func (t *symtab) holding(addr uint64) int {
+	i := t.idx.Find(addr)
+	if i >= 0 && t.syms[i].size != 0 && t.syms[i].addr+t.syms[i].size <= addr {
+		return -1
+	}
+	return i
+}
