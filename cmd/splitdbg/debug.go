@@ -63,7 +63,7 @@ let this process trace BIN (ptrace).`,
 }
 
 // sessionGC sets Go's default collector pacing (GOGC 100) for a
-// debugging session: main's 400 suits a command that runs once over one
+// debugging session (debug, dap, proxy): main's 400 suits a command that runs once over one
 // file and exits, not a session that lives long beside Delve's own data
 // (it held the heap at 5x what was live: 2.5x dlv's peak RSS at start-up
 // on the 30,000-function scale inputs).

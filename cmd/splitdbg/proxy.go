@@ -57,6 +57,7 @@ Delve: anyone who can connect can run code as you.`,
 				return fmt.Errorf("no headless Delve at -upstream %s: %w (start it first: dlv exec --headless --accept-multiclient --api-version=2 --listen=%s BIN)", *upstream, err, *upstream)
 			}
 			probe.Close()
+			sessionGC()
 			p, err := proxy.New(proxy.Config{
 				Upstream:   *upstream,
 				Executable: args[0],
