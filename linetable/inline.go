@@ -84,10 +84,38 @@ func (x *Inlines) VariableAt(addr uint64) (*Variable, bool) {
 // yields nothing where no scope holds pc, and reports whether a compile
 // unit's ranges hold pc. It does not allocate.
 func (x *Inlines) Chain(pc uint64, yield func(*Scope) bool) (inUnit bool) {
+	return x.ChainOf(x.Piece(pc), yield)
+}
+
+// Piece returns the index of the piece of the address partition holding
+// pc, or -1 below the first: every address of a piece has the same chain
+// of scopes (ChainOf), and is in a unit or not alike.
+func (x *Inlines) Piece(pc uint64) int {
 	if x == nil {
-		return false
+		return -1
 	}
-	i := x.starts.Find(pc)
+	return x.starts.Find(pc)
+}
+
+// Pieces returns the number of pieces of the address partition.
+func (x *Inlines) Pieces() int {
+	if x == nil {
+		return 0
+	}
+	return x.starts.Len()
+}
+
+// PieceBounds returns the addresses piece i holds, [lo, hi); the last
+// piece has hi 0 and holds every address from lo on.
+func (x *Inlines) PieceBounds(i int) (lo, hi uint64) {
+	if i+1 < x.starts.Len() {
+		hi = x.starts.Start(i + 1)
+	}
+	return x.starts.Start(i), hi
+}
+
+// ChainOf is Chain over the addresses of piece i (-1: none).
+func (x *Inlines) ChainOf(i int, yield func(*Scope) bool) (inUnit bool) {
 	if i < 0 || x.owner[i] < 0 {
 		return false
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/splitdbg/splitdbg/linetable"
 	"github.com/splitdbg/splitdbg/splitinfo"
 )
 
@@ -91,4 +92,44 @@ func (t *symtab) holding(addr uint64) int {
 		return -1
 	}
 	return i
+}
+
+// pieceNames returns, per piece of x's address partition, 1 + the symbol
+// that names the outermost frame at each of its addresses with linkage
+// names (one symbol holds them all, linked through moved), or 0 where
+// the addresses must ask the symbol table: so that an address in DWARF
+// finds its scopes and its name in the one search. The last piece, open
+// above, asks.
+func pieceNames(x *linetable.Inlines, t *symtab, moved []int32) []int32 {
+	n := x.Pieces()
+	names := make([]int32, n)
+	j := -1 // the last symbol at or below the piece's start
+	for i := 0; i+1 < n; i++ {
+		lo, hi := x.PieceBounds(i)
+		for j+1 < len(t.syms) && t.syms[j+1].addr <= lo {
+			j++
+		}
+		if j < 0 || moved[j] == mixed {
+			continue
+		}
+		s := &t.syms[j]
+		end := ^uint64(0)
+		if j+1 < len(t.syms) {
+			end = t.syms[j+1].addr
+		}
+		if s.size != 0 {
+			if s.addr+s.size < s.addr {
+				continue // a size past the end: at holds nothing
+			}
+			end = min(end, s.addr+s.size)
+		}
+		if hi > end {
+			continue
+		}
+		names[i] = int32(j) + 1
+		if moved[j] > 0 {
+			names[i] = moved[j]
+		}
+	}
+	return names
 }

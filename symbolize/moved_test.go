@@ -7,24 +7,29 @@ import (
 )
 
 // TestLinkMovedAgrees checks the symbol each outermost frame is named
-// by, through linkMoved's per-symbol links, against the per-address
-// answer (the procedure whose moved fragment holds the address, then
-// the symbol at its entry) at every address of every symbol and
-// fragment of every linked test binary, and one past each.
+// by, through linkMoved's per-symbol links and pieceNames's per-piece
+// ones, against the per-address answer (the procedure whose moved
+// fragment holds the address, then the symbol at its entry) at every
+// address of every symbol and fragment of every linked test binary, one
+// past each, and the bounds of every piece of the inline partition.
 func TestLinkMovedAgrees(t *testing.T) {
-	linked, unmoved := 0, 0
+	linked, unmoved, named := 0, 0, 0
 	for _, name := range testbin.Linked(t) {
 		m, err := Open(testbin.Path(t, name))
 		if err != nil {
 			continue // not every test binary has procedures (relocatable, stripped)
 		}
-		if len(m.moved) != len(m.syms.syms) {
-			t.Fatalf("%s: %d links for %d symbols", name, len(m.moved), len(m.syms.syms))
+		if len(m.moved) != len(m.syms.syms) || len(m.names) != m.inlines.Pieces() {
+			t.Fatalf("%s: %d links for %d symbols, %d for %d pieces", name, len(m.moved), len(m.syms.syms), len(m.names), m.inlines.Pieces())
 		}
 		o := &Options{Functions: LinkageNames}
 		check := func(a uint64) {
-			var got Frame
-			m.nameOutermost(&got, a, o, false)
+			var got, bySymbol Frame
+			m.nameOutermost(&got, m.inlines.Piece(a), a, o, false)
+			m.nameOutermost(&bySymbol, -1, a, o, false)
+			if got != bySymbol {
+				t.Fatalf("%s %#x: by piece %q at %#x, by symbol %q at %#x", name, a, got.Function, got.StartAddr, bySymbol.Function, bySymbol.StartAddr)
+			}
 			want := Frame{}
 			if s := m.syms.at(a); s != nil {
 				if proc := m.movedProc(a); proc != nil {
@@ -62,9 +67,17 @@ func TestLinkMovedAgrees(t *testing.T) {
 				every(f.Start, f.End)
 			}
 		}
+		for i := range m.inlines.Pieces() {
+			lo, hi := m.inlines.PieceBounds(i)
+			check(lo)
+			check(hi - 1)
+			if m.names[i] > 0 {
+				named++
+			}
+		}
 	}
-	t.Logf("%d symbols linked to their procedure's entry, %d not moved", linked, unmoved)
-	if linked == 0 || unmoved == 0 {
-		t.Errorf("%d symbols linked to their procedure's entry, %d not moved: the per-address search answers all", linked, unmoved)
+	t.Logf("%d symbols linked to their procedure's entry, %d not moved, %d pieces named", linked, unmoved, named)
+	if linked == 0 || unmoved == 0 || named == 0 {
+		t.Errorf("%d symbols linked to their procedure's entry, %d not moved, %d pieces named: the per-address search answers all", linked, unmoved, named)
 	}
 }

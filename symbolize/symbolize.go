@@ -33,6 +33,7 @@ type Module struct {
 	inlines *linetable.Inlines
 	syms    symtab
 	moved   []int32 // per symbol, linkMoved's link
+	names   []int32 // per piece of inlines' partition, pieceNames's symbol
 }
 
 // Open reads the ELF file at path.
@@ -72,7 +73,8 @@ func FromELFIn(f *elfx.File, s *splitinfo.Scope) (*Module, error) {
 	if ierr != nil {
 		return nil, ierr
 	}
-	return &Module{lines: lines, inlines: inl, syms: syms, moved: linkMoved(&syms, procs)}, nil
+	moved := linkMoved(&syms, procs)
+	return &Module{lines: lines, inlines: inl, syms: syms, moved: moved, names: pieceNames(inl, &syms, moved)}, nil
 }
 
 // Lines returns the module's line table.
@@ -122,7 +124,8 @@ type Frame struct {
 // allocates only to grow dst and to demangle.
 func (m *Module) Frames(dst []Frame, addr uint64, o *Options) []Frame {
 	base := len(dst)
-	dst = m.dwarfFrames(dst, addr, o)
+	piece := m.inlines.Piece(addr)
+	dst = m.dwarfFrames(dst, piece, addr, o)
 	noDWARF := len(dst) == base
 	if noDWARF {
 		dst = append(dst, Frame{})
@@ -131,7 +134,7 @@ func (m *Module) Frames(dst []Frame, addr uint64, o *Options) []Frame {
 	if !o.Inlines {
 		outer = &dst[base]
 	}
-	m.nameOutermost(outer, addr, o, noDWARF)
+	m.nameOutermost(outer, piece, addr, o, noDWARF)
 	if o.Demangle {
 		for i := base; i < len(dst); i++ {
 			dst[i].Function = demangleName(dst[i].Function)
@@ -140,13 +143,13 @@ func (m *Module) Frames(dst []Frame, addr uint64, o *Options) []Frame {
 	return dst
 }
 
-// dwarfFrames appends addr's frames from DWARF: the scopes holding it,
-// or with none only its line-table position; nothing outside every
-// compile unit.
-func (m *Module) dwarfFrames(dst []Frame, addr uint64, o *Options) []Frame {
+// dwarfFrames appends addr's frames from DWARF: the scopes holding it
+// (those of its piece of the inline partition), or with none only its
+// line-table position; nothing outside every compile unit.
+func (m *Module) dwarfFrames(dst []Frame, piece int, addr uint64, o *Options) []Frame {
 	base := len(dst)
 	var prev *linetable.Scope
-	inUnit := m.inlines.Chain(addr, func(s *linetable.Scope) bool {
+	inUnit := m.inlines.ChainOf(piece, func(s *linetable.Scope) bool {
 		f := Frame{Function: scopeName(s, o.Functions), StartFile: s.DeclFile.Name(o.Paths), StartLine: s.DeclLine,
 			StartAddr: s.LowPC, HasStartAddr: s.HasLowPC}
 		if prev == nil {
@@ -202,10 +205,17 @@ func scopeName(s *linetable.Scope, k FunctionNames) string {
 // entry (through the symbol's linkMoved link, or where it is mixed the
 // procedures); with short names by the procedure's DWARF name where
 // DWARF gives none. Where DWARF gives no frame at all (noDWARF), the
-// STT_FILE of a local symbol holding addr is the frame's file.
-func (m *Module) nameOutermost(f *Frame, addr uint64, o *Options, noDWARF bool) {
+// STT_FILE of a local symbol holding addr is the frame's file; where it
+// gives one, the name of addr's piece of the inline partition
+// (pieceNames), if it has one, is the name.
+func (m *Module) nameOutermost(f *Frame, piece int, addr uint64, o *Options, noDWARF bool) {
 	switch o.Functions {
 	case LinkageNames:
+		if !noDWARF && piece >= 0 && m.names[piece] > 0 {
+			s := &m.syms.syms[m.names[piece]-1]
+			f.Function, f.StartAddr, f.HasStartAddr = s.name, s.addr, true
+			return
+		}
 		i := m.syms.holding(addr)
 		if i < 0 {
 			return
