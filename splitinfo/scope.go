@@ -24,7 +24,11 @@ type Scope struct {
 	units  []int          // indices of the units in .debug_info order (dies.Data.Units)
 	offs   []dwarf.Offset // their first entries
 	ranges []Range        // the units' code ranges, sorted, disjoint
-	syms   []elfx.Symbol  // the code symbols in ranges
+	// spans are the ranges joined across gaps under spanGap: a few
+	// (a unit's hot and cold code), where ranges may be one per function.
+	// An address outside them is in none of the ranges.
+	spans []Range
+	syms  []elfx.Symbol // the code symbols in ranges
 	// next is the address of the first code symbol above an address
 	// among all the file's, which bounds a zero-sized symbol (see
 	// sizeUnsized); nil when no symbol in scope is zero-sized.
@@ -68,16 +72,43 @@ func (s *Scope) Holds(addr uint64) bool {
 	if s == nil {
 		return true
 	}
-	_, found := slices.BinarySearchFunc(s.ranges, addr, func(r Range, a uint64) int {
-		switch {
-		case r.End <= a:
-			return -1
-		case r.Start > a:
-			return 1
+	return (s.spans == nil || inRanges(s.spans, addr)) && inRanges(s.ranges, addr)
+}
+
+// inRanges reports whether addr lies in one of rs, sorted and disjoint.
+// Written out: a pass over 600,000 symbols asks it twice per symbol.
+func inRanges(rs []Range, addr uint64) bool {
+	lo, hi := 0, len(rs)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		switch r := &rs[m]; {
+		case r.End <= addr:
+			lo = m + 1
+		case r.Start > addr:
+			hi = m
+		default:
+			return true
 		}
-		return 0
-	})
-	return found
+	}
+	return false
+}
+
+// spanGap is the largest gap between two ranges of a scope that one of
+// its spans covers.
+const spanGap = 1 << 20
+
+// joinSpans returns rs (sorted, disjoint) joined across gaps under
+// spanGap.
+func joinSpans(rs []Range) []Range {
+	var out []Range
+	for _, r := range rs {
+		if n := len(out); n > 0 && r.Start-out[n-1].End < spanGap {
+			out[n-1].End = r.End
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // Ranges returns the code ranges of the scope's units, sorted and
@@ -257,6 +288,7 @@ func closeOver(units []Unit, in []bool, symbols func(elfx.Prefilter, func(*elfx.
 			}
 		}
 		s.ranges = mergeRanges(s.ranges)
+		s.spans = joinSpans(s.ranges)
 		roots := make(map[string]bool)
 		inScope := func(v uint64, _ []byte) bool { return s.Holds(v) }
 		err := symbols(inScope, func(sym *elfx.Symbol) {
