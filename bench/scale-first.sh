@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# scale-first.sh REV [BIN...]: the first answers of bench/scale.sh (issue 19)
+# scale-first.sh REV BIN...: the first answers of bench/scale.sh (issue 19)
 # by splitdbg at git revision REV ("before") and at the worktree ("after"),
 # against llvm-symbolizer-22, in one run: RUNS (default 5) rounds, each
-# running every process once, one after the other, on each input (default:
-# every bench/out/scale/{gcc,clang}/scale-N). The questions are
+# running every process once, one after the other, on each input (made by
+# bench/gen-scale.sh). The questions are
 # bench/scale-profile.sh's: the middle function of the last copy,
 #   addr BIN ADDR (in its .cold), break BIN FUNC, break BIN FILE:LINE,
 #   symbolize --obj=BIN ADDR  |  llvm-symbolizer-22 --obj=BIN ADDR
@@ -14,17 +14,10 @@
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "$0")/lib.sh"
-(($# >= 1)) || { echo "usage: $0 REV [BIN...]" >&2; exit 2; }
+(($# >= 1)) || { echo "usage: $0 REV BIN..." >&2; exit 2; }
 rev=$1
 shift
-out=$here/out/scale
-if (($# == 0)); then
-	for n in 30000 100000 300000; do
-		for cc in gcc clang; do
-			[[ -f $out/$cc/scale-$n ]] && set -- "$@" "$out/$cc/scale-$n"
-		done
-	done
-fi
+(($# > 0)) || { echo "usage: $0 REV BIN..." >&2; exit 2; }
 [[ -x /usr/bin/time ]] || { echo "no /usr/bin/time (apt-get install time)" >&2; exit 1; }
 command -v perf >/dev/null || { echo "no perf (apt-get install linux-perf)" >&2; exit 1; }
 RUNS=${RUNS:-5}
