@@ -5,7 +5,9 @@
 #   splitdbg symbolize   --obj=BIN --inlining --output-style=JSON
 #   llvm-symbolizer-22   --obj=BIN --inlining --output-style=JSON
 # (pprof's options, demangling left on), the two alternating, RUNS times
-# each (default 5): medians of wall time, CPU time and peak RSS.
+# each (default 5): medians of wall time, CPU time and peak RSS. With
+# BASE=PATH, a splitdbg binary built from an earlier commit runs third in
+# the alternation, for a before/after ratio under the same load.
 # Ratio = llvm-symbolizer / splitdbg; the goal is >= 10. Then compares the answers line by line: equal, or different
 # only in the outermost frame's FunctionName and StartAddress of an
 # address in a .cold fragment (splitdbg: the function and its entry).
@@ -38,6 +40,9 @@ echo "- input: $(basename "$bin"), $(stat -c %s "$bin") bytes; $count addresses,
 opts=(--inlining --output-style=JSON)
 sdcmd="'$SPLITDBG' symbolize --obj='$bin' ${opts[*]} < '$TMP/addrs' > '$TMP/sd.out'"
 lscmd="'$sym' --obj='$bin' ${opts[*]} < '$TMP/addrs' > '$TMP/ls.out'"
+BASE=${BASE:-}
+basecmd="'$BASE' symbolize --obj='$bin' ${opts[*]} < '$TMP/addrs' > '$TMP/base.out'"
+[[ -z $BASE ]] || echo "- base: $BASE, run third in the alternation"
 # The two commands alternate, RUNS times each after one warm-up run of
 # each, so that both meet the same load; each run under /usr/bin/time
 # gives its wall time, CPU (user + sys) and peak RSS; medians are printed.
@@ -46,11 +51,14 @@ median() { sort -n | awk '{a[NR]=$1} END{print NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[N
 echo "- runs: /usr/bin/time per run, $RUNS of each, alternating, after one warm-up run of each"
 measure "$sdcmd" >/dev/null
 measure "$lscmd" >/dev/null
+[[ -z $BASE ]] || measure "$basecmd" >/dev/null
 : >"$TMP/sd.runs"
 : >"$TMP/ls.runs"
+: >"$TMP/base.runs"
 for ((i = 0; i < RUNS; i++)); do
 	measure "$sdcmd" >>"$TMP/sd.runs"
 	measure "$lscmd" >>"$TMP/ls.runs"
+	[[ -z $BASE ]] || measure "$basecmd" >>"$TMP/base.runs"
 done
 col() { awk -v c="$2" '{print $c}' "$TMP/$1.runs" | median; }
 s=$(col sd 1) l=$(col ls 1) scpu=$(col sd 2) lcpu=$(col ls 2) srss=$(col sd 3) lrss=$(col ls 3)
@@ -63,6 +71,12 @@ echo "|---|---|---|---|"
 echo "| wall ms | $s | $l | $(ratio "$l" "$s")x |"
 echo "| CPU ms (user + sys) | $scpu | $lcpu | $(ratio "$lcpu" "$scpu")x |"
 echo "| peak RSS KiB | $srss | $lrss | $(ratio "$lrss" "$srss")x |"
+if [[ -n $BASE ]]; then
+	b=$(col base 1) bcpu=$(col base 2) brss=$(col base 3)
+	echo
+	echo "base runs: $(tr '\n' ';' <"$TMP/base.runs")"
+	echo "base medians: wall $b ms ($(ratio "$l" "$b")x), CPU $bcpu ms ($(ratio "$lcpu" "$bcpu")x), RSS $brss KiB; base answers equal to splitdbg's: $(cmp -s "$TMP/base.out" "$TMP/sd.out" && echo yes || echo NO)"
+fi
 echo
 python3 - "$TMP/sd.out" "$TMP/ls.out" <<'PY'
 import json, sys
