@@ -260,6 +260,28 @@ func appendHexString(b []byte, v uint64) []byte {
 	return append(b, '"')
 }
 
+// plainPrefix returns the length of the longest prefix of s that JSON
+// takes as it is: printable ASCII other than '"' and '\\'. It reads
+// eight bytes at a time while they all are (the tests for a byte below
+// 0x20 and for a zero byte of the word xor '"' or '\\' are Hacker's
+// Delight's, "Find First 0-Byte"), then byte by byte.
+func plainPrefix(s string) int {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		q, bs := w^(lo*'"'), w^(lo*'\\')
+		if (w|(w-lo*0x20)&^w|(q-lo)&^q|(bs-lo)&^bs)&hi != 0 {
+			break
+		}
+	}
+	for i < len(s) && s[i] >= 0x20 && s[i] < utf8.RuneSelf && s[i] != '"' && s[i] != '\\' {
+		i++
+	}
+	return i
+}
+
 // appendJSONString appends s as a JSON string as LLVM's JSON writer
 // does: '"' and '\\' escaped, control characters as \t, \n, \r or \u00xx,
 // invalid UTF-8 as U+FFFD, everything else as is.
@@ -267,10 +289,7 @@ func appendJSONString(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')
 	// The plain prefix, usually all of s, in one copy.
-	i := 0
-	for i < len(s) && s[i] >= 0x20 && s[i] < utf8.RuneSelf && s[i] != '"' && s[i] != '\\' {
-		i++
-	}
+	i := plainPrefix(s)
 	b = append(b, s[:i]...)
 	for i < len(s) {
 		c := s[i]
