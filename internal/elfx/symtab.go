@@ -126,7 +126,9 @@ func (f *File) SymtabLen() int {
 	if f.Class == elf.ELFCLASS32 {
 		size = elf.Sym32Size
 	}
-	return int(t.Size / size)
+	// Size is what the section holds once decompressed (SHF_COMPRESSED),
+	// which nothing has checked yet; FileSize is checked against the file.
+	return int(min(t.Size, t.FileSize) / size)
 }
 
 // cstring returns the NUL-terminated string at off in a string table,
