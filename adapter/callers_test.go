@@ -48,7 +48,7 @@ func TestCallerVariablesAsGDB(t *testing.T) {
 				}
 			}
 			compared := 0
-			seen := map[int]bool{}
+			seen := gdbtest.Seen{}
 			stops := eachStop(t, c, want, func(stop int, g gdbtest.Stop) {
 				frames, err := c.Stacktrace(-1, 10, 0, 0, nil)
 				if err != nil {
@@ -74,12 +74,8 @@ func TestCallerVariablesAsGDB(t *testing.T) {
 						t.Fatalf("%s: registers: %v", where, err)
 					}
 					compared += compareRegisters(t, where, gf.Regs, regs, g.Bias, c.Resolver().ExecutableBias(), img)
-					vs := append(args, locs...)
-					gvars := slices.DeleteFunc(slices.Clone(gf.Vars), func(v [2]string) bool {
-						return gdbtest.Known(tc.bin, gf.Name, v[0], seen) != ""
-					})
-					vs = slices.DeleteFunc(vs, func(v api.Variable) bool { return gdbtest.Known(tc.bin, gf.Name, v.Name, seen) != "" })
-					compared += compareVariables(t, where, gvars, vs, g.Bias, c.Resolver().ExecutableBias(), img)
+					compared += compareVariables(t, where, gf.Vars, append(args, locs...), g.Bias, c.Resolver().ExecutableBias(), img,
+						knownTo(tc.bin, gf.Name, seen))
 				}
 			})
 			if compared == 0 {
@@ -166,22 +162,27 @@ func gdbCallerVariables(t *testing.T, gdb, bin string, entries []elf.Symbol, arg
 // and returns how many values it compared: as gdb prints them (gdbText,
 // pointers as "0x…"), and pointers into the executable also by link-time
 // address (each debugger runs the program at its own load address).
-func compareVariables(t *testing.T, where string, want [][2]string, got []api.Variable, gdbBias, ourBias uint64, img [2]uint64) int {
+func compareVariables(t *testing.T, where string, want [][2]string, got []api.Variable, gdbBias, ourBias uint64, img [2]uint64, known func(name string, differs bool) bool) int {
 	t.Helper()
 	n := 0
 	for _, w := range want {
 		i := slices.IndexFunc(got, func(v api.Variable) bool { return v.Name == w[0] })
 		if i < 0 {
-			t.Errorf("%s: %s = %s in gdb, missing", where, w[0], w[1])
+			if !known(w[0], true) {
+				t.Errorf("%s: %s = %s in gdb, missing", where, w[0], w[1])
+			}
 			continue
 		}
 		g := got[i]
 		got = slices.Delete(got, i, i+1)
-		n++
 		if ours, theirs := gdbText(g), gdbPointers.ReplaceAllString(w[1], "0x…"); ours != theirs {
-			t.Errorf("%s: %s = %s %s, gdb %s", where, w[0], ours, g.Unreadable, w[1])
+			if !known(w[0], true) {
+				t.Errorf("%s: %s = %s %s, gdb %s", where, w[0], ours, g.Unreadable, w[1])
+			}
 			continue
 		}
+		known(w[0], false)
+		n++
 		if g.Kind != reflect.Pointer || g.Unreadable != "" {
 			continue
 		}
@@ -194,9 +195,24 @@ func compareVariables(t *testing.T, where string, want [][2]string, got []api.Va
 		}
 	}
 	for _, g := range got {
-		t.Errorf("%s: %s = %s, not in gdb", where, g.Name, gdbText(g))
+		if !known(g.Name, true) {
+			t.Errorf("%s: %s = %s, not in gdb", where, g.Name, gdbText(g))
+		}
 	}
 	return n
+}
+
+// knownTo is compareVariables' known for function fn of bin: whether a
+// variable that differs is a listed difference, and for one that agrees
+// a record of that (gdbtest.Seen).
+func knownTo(bin, fn string, seen gdbtest.Seen) func(string, bool) bool {
+	return func(name string, differs bool) bool {
+		if !differs {
+			gdbtest.Agree(bin, fn, name, seen)
+			return false
+		}
+		return gdbtest.Known(bin, fn, name, seen) != ""
+	}
 }
 
 // TestCallerVariablesInStack checks that a stack loaded with variables
@@ -298,7 +314,7 @@ func TestTerminalCallerLocals(t *testing.T) {
 			}
 			n := 0
 			for _, v := range want[1].Frames[0].Vars {
-				if gdbtest.Known(bin, "audit", v[0], map[int]bool{}) != "" || v[1] == "<optimized out>" {
+				if gdbtest.Known(bin, "audit", v[0], gdbtest.Seen{}) != "" || v[1] == "<optimized out>" {
 					continue
 				}
 				n++

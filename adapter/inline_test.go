@@ -58,7 +58,7 @@ func TestInlinedFramesAsGDB(t *testing.T) {
 			want := gdbtest.Frames(t, gdb, s.bin, breaks, 0, inlineExprs, []string{"cold"})
 			img := executableRange(t, s.bin)
 			compared, inlined := 0, 0
-			seen := map[int]bool{}
+			seen := gdbtest.Seen{}
 			stops := eachStop(t, c, want, func(stop int, g gdbtest.Stop) {
 				frames, err := c.Stacktrace(-1, 10, 0, 0, &loadCfg)
 				if err != nil {
@@ -103,9 +103,8 @@ func TestInlinedFramesAsGDB(t *testing.T) {
 					}) && (len(frames[gf.N].Arguments)+len(frames[gf.N].Locals) > 0) {
 						t.Errorf("%s: the stack's variables %v %v differ from args %v and locals %v", where, frames[gf.N].Arguments, frames[gf.N].Locals, args, locs)
 					}
-					vs := slices.DeleteFunc(append(args, locs...), func(v api.Variable) bool { return gdbtest.Known(bin, gf.Name, v.Name, seen) != "" })
-					gvars := slices.DeleteFunc(slices.Clone(gf.Vars), func(v [2]string) bool { return gdbtest.Known(bin, gf.Name, v[0], seen) != "" })
-					compared += compareVariables(t, where, gvars, vs, g.Bias, bias, img)
+					compared += compareVariables(t, where, gf.Vars, append(args, locs...), g.Bias, bias, img,
+						knownTo(bin, gf.Name, seen))
 					for _, e := range inlineExprs {
 						gv, ok := gf.Prints[e]
 						v, err := c.EvalVariable(scope, e, loadCfg)
@@ -194,7 +193,7 @@ func TestTerminalInlinedFrames(t *testing.T) {
 					}
 				}
 				for _, v := range gf.Vars {
-					if gdbtest.Known(bin, gf.Name, v[0], map[int]bool{}) != "" || v[1] == "<optimized out>" || strings.ContainsAny(v[1], "{\"'") || strings.HasPrefix(v[1], "0x") {
+					if gdbtest.Known(bin, gf.Name, v[0], gdbtest.Seen{}) != "" || v[1] == "<optimized out>" || strings.ContainsAny(v[1], "{\"'") || strings.HasPrefix(v[1], "0x") {
 						continue // Delve's terminal prints aggregates, strings, chars and pointers its own way
 					}
 					n++
