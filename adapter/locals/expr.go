@@ -289,12 +289,12 @@ func (ev *evaluator) eval(x ast.Expr) (godwarf.Type, place, error) {
 		if err != nil {
 			return nil, place{}, err
 		}
-		if _, ok := godwarf.ResolveTypedef(typ).(*godwarf.PtrType); ok {
+		if _, ok := resolveTypedef(typ).(*godwarf.PtrType); ok {
 			if typ, p, err = ev.l.deref(typ, p); err != nil {
 				return nil, place{}, err
 			}
 		}
-		st, ok := godwarf.ResolveTypedef(typ).(*godwarf.StructType)
+		st, ok := resolveTypedef(typ).(*godwarf.StructType)
 		if !ok {
 			return nil, place{}, fmt.Errorf("%s is not a struct (%s)", exprString(x.X), typ)
 		}
@@ -313,7 +313,7 @@ func (ev *evaluator) eval(x ast.Expr) (godwarf.Type, place, error) {
 		if err != nil {
 			return nil, place{}, fmt.Errorf("index: %w", err)
 		}
-		switch t := godwarf.ResolveTypedef(typ).(type) {
+		switch t := resolveTypedef(typ).(type) {
 		case *godwarf.ArrayType:
 			if i < 0 || i >= t.Count {
 				return nil, place{}, fmt.Errorf("index %d out of bounds [0:%d]", i, t.Count)
@@ -357,7 +357,7 @@ func (ev *evaluator) eval(x ast.Expr) (godwarf.Type, place, error) {
 
 // deref returns the value a pointer at p points to.
 func (l *loader) deref(typ godwarf.Type, p place) (godwarf.Type, place, error) {
-	t, ok := godwarf.ResolveTypedef(typ).(*godwarf.PtrType)
+	t, ok := resolveTypedef(typ).(*godwarf.PtrType)
 	if !ok {
 		return nil, place{}, fmt.Errorf("%s is not a pointer", typ)
 	}
@@ -433,7 +433,7 @@ func (ev *evaluator) castType(c cast) (godwarf.Type, error) {
 // encode returns the bytes of c as a value of the scalar type typ.
 func encode(typ godwarf.Type, c constant.Value) ([]byte, error) {
 	size := typeSize(typ)
-	switch godwarf.ResolveTypedef(typ).(type) {
+	switch resolveTypedef(typ).(type) {
 	case *godwarf.FloatType:
 		f, _ := constant.Float64Val(constant.ToFloat(c))
 		switch size {
@@ -466,7 +466,7 @@ func encode(typ godwarf.Type, c constant.Value) ([]byte, error) {
 		} else if u, ok = constant.Uint64Val(c); !ok {
 			return nil, fmt.Errorf("%s does not fit in 64 bits", c)
 		}
-		if _, ok := godwarf.ResolveTypedef(typ).(*godwarf.BoolType); ok && u != 0 {
+		if _, ok := resolveTypedef(typ).(*godwarf.BoolType); ok && u != 0 {
 			u = 1
 		}
 		if size == 1 || size == 2 || size == 4 || size == 8 {
@@ -547,7 +547,7 @@ func (ev *evaluator) pointer(x ast.Expr) (elem godwarf.Type, addr uint64, ok boo
 	if err != nil {
 		return nil, 0, false
 	}
-	switch t := godwarf.ResolveTypedef(typ).(type) {
+	switch t := resolveTypedef(typ).(type) {
 	case *godwarf.PtrType:
 		a, err := ev.l.uint(p, ptrSize(t))
 		return t.Type, a, err == nil

@@ -132,7 +132,7 @@ func (l *loader) header(name string, typ godwarf.Type, p place) *variable {
 	v := &variable{p: p}
 	v.Name, v.Addr = name, p.addr
 	v.Type = api.PrettyTypeName(typ)
-	v.real = godwarf.ResolveTypedef(typ)
+	v.real = resolveTypedef(typ)
 	v.RealType = api.PrettyTypeName(v.real)
 	switch t := v.real.(type) {
 	case *godwarf.PtrType:
@@ -192,7 +192,7 @@ func (l *loader) header(name string, typ godwarf.Type, p place) *variable {
 // isChar reports whether t is char or unsigned char, under qualifiers and
 // typedefs: a pointer to it reads as a C string (Delve's isCgoCharPtr).
 func isChar(t godwarf.Type) bool {
-	switch godwarf.ResolveTypedef(t).(type) {
+	switch resolveTypedef(t).(type) {
 	case *godwarf.CharType, *godwarf.UcharType:
 		return true
 	}
@@ -314,7 +314,7 @@ func arrayStride(t *godwarf.ArrayType) int64 {
 
 // typeSize is the size of a value of type t, pointers included.
 func typeSize(t godwarf.Type) int64 {
-	if p, ok := godwarf.ResolveTypedef(t).(*godwarf.PtrType); ok {
+	if p, ok := resolveTypedef(t).(*godwarf.PtrType); ok {
 		return ptrSize(p)
 	}
 	return t.Size()
@@ -323,14 +323,14 @@ func typeSize(t godwarf.Type) int64 {
 // valueSize is the size of a value of type t: typeSize, or for an array,
 // to which GCC and clang give no DW_AT_byte_size, its elements'.
 func valueSize(t godwarf.Type) int64 {
-	if a, ok := godwarf.ResolveTypedef(t).(*godwarf.ArrayType); ok && a.Count >= 0 {
+	if a, ok := resolveTypedef(t).(*godwarf.ArrayType); ok && a.Count >= 0 {
 		return a.Count * arrayStride(a)
 	}
 	return typeSize(t)
 }
 
 func isPointer(t godwarf.Type) bool {
-	_, ok := godwarf.ResolveTypedef(t).(*godwarf.PtrType)
+	_, ok := resolveTypedef(t).(*godwarf.PtrType)
 	return ok
 }
 
@@ -491,4 +491,28 @@ func (v *variable) convert() api.Variable {
 		v.Unreadable = v.unreadErr.Error()
 	}
 	return v.Variable
+}
+
+// maxTypedefs bounds the typedefs and qualifiers resolveTypedef follows;
+// compilers nest a handful.
+const maxTypedefs = 64
+
+// resolveTypedef is godwarf.ResolveTypedef, bounded: it strips typedefs
+// and qualifiers (const, volatile) down to the type they name. On
+// malformed DWARF whose typedef names itself, directly or through
+// others, Delve's loops forever; this stops after maxTypedefs and
+// returns the typedef, which no value kind matches (an unreadable
+// variable, not a hang).
+func resolveTypedef(t godwarf.Type) godwarf.Type {
+	for range maxTypedefs {
+		switch tt := t.(type) {
+		case *godwarf.TypedefType:
+			t = tt.Type
+		case *godwarf.QualType:
+			t = tt.Type
+		default:
+			return t
+		}
+	}
+	return t
 }
