@@ -85,15 +85,6 @@ func linkMoved(t *symtab, procs *splitinfo.Table) []int32 {
 	return links
 }
 
-// holding returns the index of the symbol holding addr, or -1.
-func (t *symtab) holding(addr uint64) int {
-	i := t.idx.Find(addr)
-	if i >= 0 && t.syms[i].size != 0 && t.syms[i].addr+t.syms[i].size <= addr {
-		return -1
-	}
-	return i
-}
-
 // pieceNames returns, per piece of x's address partition, 1 + the symbol
 // that names the outermost frame at each of its addresses with linkage
 // names (one symbol holds them all, linked through moved), or 0 where

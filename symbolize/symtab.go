@@ -146,15 +146,19 @@ func readSymtab(f *elfx.File, scope *splitinfo.Scope) (symtab, error) {
 
 // at returns the symbol holding addr, or nil.
 func (t *symtab) at(addr uint64) *symbol {
+	if i := t.holding(addr); i >= 0 {
+		return &t.syms[i]
+	}
+	return nil
+}
+
+// holding returns the index of the symbol holding addr, or -1.
+func (t *symtab) holding(addr uint64) int {
 	i := t.idx.Find(addr)
-	if i < 0 {
-		return nil
+	if i >= 0 && t.syms[i].size != 0 && t.syms[i].addr+t.syms[i].size <= addr {
+		return -1
 	}
-	s := &t.syms[i]
-	if s.size != 0 && s.addr+s.size <= addr {
-		return nil
-	}
-	return s
+	return i
 }
 
 // named yields the symbols named name, in address order.
