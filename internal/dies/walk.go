@@ -479,7 +479,7 @@ func (w *Walker) read(v *value, implicit int64) bool {
 		v.u = uint64(c.U16())
 	case formStrx3, formAddrx3:
 		if b := c.Bytes(3); len(b) == 3 {
-			v.u = uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16
+			v.u = w.d.uint(b, 3)
 		}
 	case formData4, formRef4, formStrx4, formAddrx4, formRefSup4:
 		v.u = uint64(c.U32())
@@ -585,12 +585,18 @@ func (w *Walker) failLazy(section string, off int64, format string, args ...any)
 	}
 }
 
-// uint reads an n-byte integer (2, 4 or 8) in the file's byte order.
+// uint reads an n-byte integer (2, 3, 4 or 8) in the file's byte order
+// (DW_FORM_strx3 and DW_FORM_addrx3 too, DWARF 5, section 7.5.6).
 func (d *Data) uint(b []byte, n int) uint64 {
 	o := d.secs.ByteOrder
 	switch n {
 	case 2:
 		return uint64(o.Uint16(b))
+	case 3:
+		if o == binary.BigEndian {
+			return uint64(b[0])<<16 | uint64(b[1])<<8 | uint64(b[2])
+		}
+		return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16
 	case 4:
 		return uint64(o.Uint32(b))
 	}

@@ -3,6 +3,7 @@ package dies
 import (
 	"bytes"
 	"debug/dwarf"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -432,4 +433,83 @@ func TestBigEndian(t *testing.T) {
 		t.Fatal(err)
 	}
 	compareWalk(t, dd, d)
+}
+
+// TestRareForms walks a hand-made DWARF 5 unit in each byte order with
+// an entry whose forms no test binary has (strx3, addrx3, block2, block4, data16) and
+// compares it with debug/dwarf: index 1 read in the wrong byte order, or
+// a block or data16 read at the wrong length, makes the two differ.
+func TestRareForms(t *testing.T) {
+	for _, o := range []binary.AppendByteOrder{binary.LittleEndian, binary.BigEndian} {
+		t.Run(fmt.Sprint(o), func(t *testing.T) {
+			u24 := func(b []byte, v uint32) []byte {
+				if o == binary.BigEndian {
+					return append(b, byte(v>>16), byte(v>>8), byte(v))
+				}
+				return append(b, byte(v), byte(v>>8), byte(v>>16))
+			}
+			abbrev := []byte{
+				1, 0x11, 1, // 1: compile_unit, children
+				0x72, 0x17, 0x73, 0x17, 0, 0, // str_offsets_base, addr_base: sec_offset
+				2, 0x2e, 0, // 2: subprogram
+				0x03, 0x27, 0x11, 0x2b, 0x12, 0x06, // name strx3, low_pc addrx3, high_pc data4
+				0x02, 0x03, 0x1c, 0x1e, 0x40, 0x04, // location block2, const_value data16, frame_base block4
+				0, 0, 0,
+			}
+			info := o.AppendUint32(nil, 0) // length, set below
+			info = o.AppendUint16(info, 5)
+			info = append(info, 1, 8) // DW_UT_compile, address size
+			info = o.AppendUint32(info, 0)
+			info = append(info, 1)         // abbreviation 1
+			info = o.AppendUint32(info, 8) // str_offsets_base
+			info = o.AppendUint32(info, 8) // addr_base
+			info = append(info, 2)         // abbreviation 2
+			info = u24(info, 1)            // name: string 1
+			info = u24(info, 1)            // low_pc: address 1
+			info = o.AppendUint32(info, 0x10)
+			info = o.AppendUint16(info, 3)
+			info = append(info, 0x9c, 0x9d, 0x9e)
+			info = append(info, []byte("0123456789abcdef")...)
+			info = o.AppendUint32(info, 2)
+			info = append(info, 0x91, 0x00, 0)
+			o.(binary.ByteOrder).PutUint32(info, uint32(len(info)-4))
+			strOffs := o.AppendUint32(nil, 12)
+			strOffs = o.AppendUint16(strOffs, 5)
+			strOffs = o.AppendUint16(strOffs, 0)
+			strOffs = o.AppendUint32(strOffs, 0)
+			strOffs = o.AppendUint32(strOffs, 2)
+			addr := o.AppendUint32(nil, 20)
+			addr = o.AppendUint16(addr, 5)
+			addr = append(addr, 8, 0)
+			addr = o.AppendUint64(addr, 0x1000)
+			addr = o.AppendUint64(addr, 0x2000)
+			str := []byte("x\x00cu\x00")
+			dd, err := dwarf.New(abbrev, nil, nil, info, nil, nil, nil, str)
+			if err != nil {
+				t.Fatalf("debug/dwarf: %v", err)
+			}
+			for name, b := range map[string][]byte{".debug_str_offsets": strOffs, ".debug_addr": addr} {
+				if err := dd.AddSection(name, b); err != nil {
+					t.Fatalf("debug/dwarf: %v", err)
+				}
+			}
+			d, err := New("rare.elf", Sections{Info: info, Abbrev: abbrev, Str: str, StrOffsets: strOffs, Addr: addr, ByteOrder: o.(binary.ByteOrder)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			compareWalk(t, dd, d)
+			w := d.NewWalker(dwarf.AttrName, dwarf.AttrLowpc)
+			w.Reset(0)
+			w.Next()
+			e, err := w.Next()
+			if err != nil || e == nil {
+				t.Fatalf("Next: %v, %v", e, err)
+			}
+			name, _ := e.String(0)
+			low, _ := e.Addr(1)
+			if name != "cu" || low != 0x2000 {
+				t.Errorf("name %q low_pc %#x, want \"cu\" 0x2000", name, low)
+			}
+		})
+	}
 }
