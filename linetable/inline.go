@@ -153,7 +153,7 @@ var inlineAttrs = []dwarf.Attr{
 	dwarf.AttrName, attrLinkageName, attrMIPSLinkageName, dwarf.AttrDeclFile, dwarf.AttrDeclLine,
 	dwarf.AttrAbstractOrigin, dwarf.AttrSpecification, dwarf.AttrLowpc, dwarf.AttrHighpc, dwarf.AttrRanges,
 	dwarf.AttrCallFile, dwarf.AttrCallLine, dwarf.AttrCallColumn, attrDiscriminator,
-	dwarf.AttrLocation, dwarf.AttrType, dwarf.AttrStmtList, dwarf.AttrCompDir, dwarf.AttrAddrBase,
+	dwarf.AttrLocation, dwarf.AttrType, dwarf.AttrStmtList, dwarf.AttrCompDir,
 }
 
 const (
@@ -175,7 +175,6 @@ const (
 	iaType
 	iaStmtList
 	iaCompDir
-	iaAddrBase
 )
 
 // NewInlines indexes the DWARF of f in the compile units of scope s
@@ -188,10 +187,6 @@ func NewInlines(f *elfx.File, s *splitinfo.Scope) (*Inlines, error) {
 		return x, err
 	}
 	secs, err := dwarfline.Load(f)
-	if err != nil {
-		return nil, err
-	}
-	addrs, _, err := f.SectionData(".debug_addr")
 	if err != nil {
 		return nil, err
 	}
@@ -232,7 +227,6 @@ func NewInlines(f *elfx.File, s *splitinfo.Scope) (*Inlines, error) {
 			}
 		}
 		addrSize := int(w.Unit().AddrSize)
-		addrBase, _ := cu.SecOffset(iaAddrBase)
 		var files []*FileNames
 		if off, ok := cu.SecOffset(iaStmtList); ok {
 			compDir, _ := cu.String(iaCompDir)
@@ -266,7 +260,7 @@ func NewInlines(f *elfx.File, s *splitinfo.Scope) (*Inlines, error) {
 			parent := stack[e.Depth-1]
 			self := parent
 			if e.Tag == dwarf.TagVariable {
-				if v, ok := x.variable(&types, f, addrSize, e, addrs, int64(addrBase)); ok {
+				if v, ok := x.variable(&types, f, addrSize, e); ok {
 					v.DeclFile, v.DeclLine = file(e, iaDeclFile), intVal(e, iaDeclLine)
 					if e.IsImplicitConst(iaDeclFile) {
 						v.DeclFile = nil
@@ -367,7 +361,7 @@ func NewInlines(f *elfx.File, s *splitinfo.Scope) (*Inlines, error) {
 // or one DW_OP_addrx into .debug_addr at the unit's addr_base) and size;
 // *types reads the sizes of its type, made from f's debug/dwarf data
 // when first needed.
-func (x *Inlines) variable(types **dwarf.Reader, f *elfx.File, addrSize int, e *dies.Entry, addrs []byte, addrBase int64) (Variable, bool) {
+func (x *Inlines) variable(types **dwarf.Reader, f *elfx.File, addrSize int, e *dies.Entry) (Variable, bool) {
 	loc, ok := e.Block(iaLocation)
 	if !ok || len(loc) == 0 {
 		return Variable{}, false
@@ -381,11 +375,12 @@ func (x *Inlines) variable(types **dwarf.Reader, f *elfx.File, addrSize int, e *
 		v.Start = binary.LittleEndian.Uint64(loc[1:])
 	case 0xa1: // DW_OP_addrx
 		i, n := cursor.DecodeULEB128(loc[1:])
-		off := uint64(addrBase) + i*8
-		if n <= 0 || 1+n != len(loc) || i > 1<<32 || addrBase < 0 || off+8 > uint64(len(addrs)) {
+		if n <= 0 || 1+n != len(loc) {
 			return v, false
 		}
-		v.Start = binary.LittleEndian.Uint64(addrs[off:])
+		if v.Start, ok = e.AddrIndex(i); !ok {
+			return v, false
+		}
 	default:
 		return v, false
 	}

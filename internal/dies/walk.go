@@ -667,6 +667,10 @@ func (e *Entry) Addr(i int) (uint64, bool) {
 	return e.w.address(&e.vals[i])
 }
 
+// AddrIndex returns entry i of the unit's .debug_addr table, at its
+// DW_AT_addr_base, as DW_OP_addrx names it (DWARF 5, section 2.5.1.1).
+func (e *Entry) AddrIndex(i uint64) (uint64, bool) { return e.w.debugAddr(i) }
+
 // Block returns attribute i as the bytes of a block or expression.
 func (e *Entry) Block(i int) ([]byte, bool) {
 	if !e.Has(i) {
