@@ -87,14 +87,12 @@ func (f *File) eachSymbol(keep Prefilter, yield func(*elf.Symbol)) error {
 	var s elf.Symbol
 	for off := size; off < len(data); off += size {
 		e := data[off : off+size]
-		var name uint32
+		name := bo.Uint32(e) // st_name leads both classes' entries
 		if size == elf.Sym64Size {
-			name = bo.Uint32(e)
 			s.Info, s.Other = e[4], e[5]
 			s.Section = elf.SectionIndex(bo.Uint16(e[6:]))
 			s.Value, s.Size = bo.Uint64(e[8:]), bo.Uint64(e[16:])
 		} else {
-			name = bo.Uint32(e)
 			s.Value, s.Size = uint64(bo.Uint32(e[4:])), uint64(bo.Uint32(e[8:]))
 			s.Info, s.Other = e[12], e[13]
 			s.Section = elf.SectionIndex(bo.Uint16(e[14:]))
