@@ -245,45 +245,18 @@ func GuardExpr(expr []byte) (guarded []byte, ok bool) {
 	if !validExpr(expr) {
 		return nil, false
 	}
-	type branch struct{ at, target int } // operand position in the output; target in expr
-	var branches []branch
-	newStart := make(map[int]int) // operation start in expr → in the output
-	out := make([]byte, 0, len(expr)+8)
-	for i := 0; i < len(expr); {
-		next, _ := nextOp(expr, i)
-		newStart[i] = len(out)
-		switch expr[i] {
+	guarded, err := rewriteOps(expr, func(op []byte) ([]byte, error) {
+		switch op[0] {
 		case opPlusUconst:
-			out = append(append(append(out, opConstu), expr[i+1:next]...), opPlus)
+			return append(append([]byte{opConstu}, op[1:]...), opPlus), nil
 		case opDiv, opMod:
-			out = append(out, opSwap, opSwap, opDup, opBra, 1, 0, opTrap, expr[i])
+			return []byte{opSwap, opSwap, opDup, opBra, 1, 0, opTrap, op[0]}, nil
 		case opDerefSize:
-			out = appendDerefSize(out, expr[i+1])
-		case opBra, opSkip:
-			out = append(out, expr[i], 0, 0)
-			branches = append(branches, branch{len(out) - 2, next + int(int16(binary.LittleEndian.Uint16(expr[i+1:])))})
-		default:
-			out = append(out, expr[i:next]...)
+			return appendDerefSize(nil, op[1]), nil
 		}
-		i = next
-	}
-	for _, b := range branches {
-		target, known := newStart[b.target]
-		switch {
-		case b.target < 0:
-			target = -1 // before the program: pkg/dwarf/op fails
-		case b.target >= len(expr):
-			target = len(out) // past the end: the program ends
-		case !known:
-			return nil, false
-		}
-		d := target - (b.at + 2)
-		if d < math.MinInt16 || d > math.MaxInt16 {
-			return nil, false
-		}
-		binary.LittleEndian.PutUint16(out[b.at:], uint16(int16(d)))
-	}
-	return out, true
+		return nil, nil
+	})
+	return guarded, err == nil
 }
 
 // appendDerefSize appends DW_OP_deref_size n in the sizes pkg/dwarf/op
@@ -472,30 +445,61 @@ func (r *Reader) parameterRef(fr *Frame, rel uint64) (uint64, error) {
 }
 
 // rewriteOps returns expr with each operation op replaced by what f
-// returns for it, unless that is nil; expr itself when f replaces none.
-// It stops at an operation nextOp does not know: evaluate reports it.
+// returns for it, unless that is nil, and each DW_OP_bra and DW_OP_skip
+// retargeted to where its target now starts (one before the program
+// stays before it, one past the end goes to the end); expr itself when
+// it has neither replacements nor branches. It stops at an operation
+// nextOp does not know: evaluate reports it. A branch into the middle of
+// an operation, or one the rewrite puts out of reach, is an error.
 func rewriteOps(expr []byte, f func(op []byte) ([]byte, error)) ([]byte, error) {
-	var out []byte
-	done := 0
-	for i := 0; i < len(expr); {
+	type branch struct{ at, target int } // operand position in out; target in expr
+	var branches []branch
+	newStart := make(map[int]int) // operation start in expr → in out
+	out := make([]byte, 0, len(expr)+8)
+	replaced := false
+	i := 0
+	for i < len(expr) {
 		next, ok := nextOp(expr, i)
 		if !ok {
 			break
 		}
+		newStart[i] = len(out)
 		repl, err := f(expr[i:next])
-		if err != nil {
+		switch {
+		case err != nil:
 			return nil, err
-		}
-		if repl != nil {
-			out = append(append(out, expr[done:i]...), repl...)
-			done = next
+		case repl != nil:
+			out, replaced = append(out, repl...), true
+		case expr[i] == opBra || expr[i] == opSkip:
+			out = append(out, expr[i], 0, 0)
+			branches = append(branches, branch{len(out) - 2, next + int(int16(binary.LittleEndian.Uint16(expr[i+1:])))})
+		default:
+			out = append(out, expr[i:next]...)
 		}
 		i = next
 	}
-	if out == nil {
+	if !replaced && len(branches) == 0 {
 		return expr, nil
 	}
-	return append(out, expr[done:]...), nil
+	newStart[i] = len(out)
+	out = append(out, expr[i:]...)
+	for _, b := range branches {
+		target, known := newStart[b.target]
+		switch {
+		case b.target < 0:
+			target = -1 // before the program: pkg/dwarf/op fails
+		case b.target >= len(expr):
+			target = len(out) // past the end: the program ends
+		case !known:
+			return nil, fmt.Errorf("location expression % x branches into an operation", expr)
+		}
+		d := target - (b.at + 2)
+		if d < math.MinInt16 || d > math.MaxInt16 {
+			return nil, fmt.Errorf("location expression % x: a branch out of reach", expr)
+		}
+		binary.LittleEndian.PutUint16(out[b.at:], uint16(int16(d)))
+	}
+	return out, nil
 }
 
 // entryValue returns the value on entry to fr of the location block, a

@@ -126,3 +126,42 @@ func TestGuardDerefSize(t *testing.T) {
 		t.Error("pkg/dwarf/op reads DW_OP_deref_size 1 now: appendDerefSize may go")
 	}
 }
+
+// TestRewriteOpsRetargets: a replacement of another length before or
+// inside a branch's span (DW_OP_convert, DW_OP_entry_value and
+// DW_OP_addrx become longer operations) leaves each branch landing on
+// the operation it named: the program computes what it did.
+func TestRewriteOpsRetargets(t *testing.T) {
+	lit := func(op []byte) ([]byte, error) { // DW_OP_lit5 → DW_OP_const8u 5
+		if op[0] != 0x35 {
+			return nil, nil
+		}
+		return []byte{opConst8u, 5, 0, 0, 0, 0, 0, 0, 0}, nil
+	}
+	for _, c := range []struct {
+		expr []byte
+		want int64
+	}{
+		{[]byte{0x31, opBra, 2, 0, 0x35, 0x35, 0x33}, 3},  // 1 ? 3 : 5 5 3
+		{[]byte{0x30, opBra, 2, 0, 0x35, 0x35, 0x22}, 10}, // 0 ? … : 5 + 5
+		{[]byte{0x35, opSkip, 1, 0, 0x39, 0x31, 0x22}, 6}, // 5, skip 9, + 1
+	} {
+		if got, _, err := op.ExecuteStackProgram(op.DwarfRegisters{}, c.expr, 8, nil); err != nil || got != c.want {
+			t.Fatalf("% x: %d, %v before the rewrite; want %d", c.expr, got, err, c.want)
+		}
+		out, err := rewriteOps(c.expr, lit)
+		if err != nil {
+			t.Errorf("% x: %v", c.expr, err)
+			continue
+		}
+		if len(out) == len(c.expr) {
+			t.Errorf("% x: nothing rewritten", c.expr)
+		}
+		if got, _, err := op.ExecuteStackProgram(op.DwarfRegisters{}, out, 8, nil); err != nil || got != c.want {
+			t.Errorf("% x: rewritten % x computes %d, %v; want %d", c.expr, out, got, err, c.want)
+		}
+	}
+	if _, err := rewriteOps([]byte{0x35, opSkip, 0xfe, 0xff}, lit); err == nil {
+		t.Error("a skip into the middle of DW_OP_skip's operand: no error")
+	}
+}
