@@ -610,8 +610,8 @@ func (w *Walker) Err() error { return w.err }
 // Has reports whether the entry has attribute i.
 func (e *Entry) Has(i int) bool { return i >= 0 && i < maxAttrs && e.has&(1<<i) != 0 }
 
-// Form returns the form of attribute i, 0 if absent.
-func (e *Entry) Form(i int) uint64 {
+// form returns the form of attribute i, 0 if absent.
+func (e *Entry) form(i int) uint64 {
 	if !e.Has(i) {
 		return 0
 	}
@@ -620,7 +620,7 @@ func (e *Entry) Form(i int) uint64 {
 
 // IsImplicitConst reports whether attribute i has the form
 // DW_FORM_implicit_const (its value lives in the abbreviation).
-func (e *Entry) IsImplicitConst(i int) bool { return e.Form(i) == formImplicitConst }
+func (e *Entry) IsImplicitConst(i int) bool { return e.form(i) == formImplicitConst }
 
 // Int returns attribute i as a constant (DWARF 5, section 7.5.5, class
 // constant), as debug/dwarf reads it: data forms unsigned, sdata and

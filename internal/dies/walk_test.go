@@ -179,7 +179,7 @@ func valueAs(e *Entry, i int, f *dwarf.Field) (any, bool) {
 	case dwarf.Offset:
 		return e.Ref(i)
 	case []byte:
-		if e.Form(i) == formData16 {
+		if e.form(i) == formData16 {
 			return e.vals[i].b, true
 		}
 		return e.Block(i)
