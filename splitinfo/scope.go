@@ -1,6 +1,7 @@
 package splitinfo
 
 import (
+	"cmp"
 	"debug/dwarf"
 	"iter"
 	"slices"
@@ -434,15 +435,7 @@ func rootName(name string) string {
 
 // mergeRanges sorts rs and joins the ranges that overlap or touch.
 func mergeRanges(rs []Range) []Range {
-	slices.SortFunc(rs, func(a, b Range) int {
-		if a.Start != b.Start {
-			if a.Start < b.Start {
-				return -1
-			}
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(rs, func(a, b Range) int { return cmp.Compare(a.Start, b.Start) })
 	out := rs[:0]
 	for _, r := range rs {
 		if n := len(out); n > 0 && r.Start <= out[n-1].End {
