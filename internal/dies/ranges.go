@@ -147,14 +147,17 @@ func (w *Walker) ranges(dst [][2]uint64, off uint64) ([][2]uint64, error) {
 	if off > uint64(len(sec)) {
 		return dst, w.rangeErr(".debug_ranges", off, cursor.ErrCorrupt, "range list beyond the section (%d bytes)", len(sec))
 	}
+	var c cursor.Cursor
+	c.SetByteOrder(w.d.secs.ByteOrder)
+	c.Reset(".debug_ranges", int64(off), sec[off:])
 	size := int(w.u.AddrSize)
 	sel := ^uint64(0) >> uint((8-size)*8)
 	base := w.base()
-	for p := off; p < uint64(len(sec)); p += 2 * uint64(size) {
-		if p+2*uint64(size) > uint64(len(sec)) {
-			return dst, w.rangeErr(".debug_ranges", p, cursor.ErrTruncated, "range list entry of %d bytes with %d left", 2*size, uint64(len(sec))-p)
+	for c.Len() > 0 {
+		lo, hi := c.Uint(size), c.Uint(size)
+		if c.Err() != nil {
+			return dst, w.d.wrap(c.Err())
 		}
-		lo, hi := w.d.uint(sec[p:], size), w.d.uint(sec[p+uint64(size):], size)
 		switch {
 		case lo == 0 && hi == 0:
 			return dst, nil
