@@ -350,10 +350,11 @@ func (u *unwinder) evalCFI(expr []byte, regs *regSet, cfa, bias uint64) (uint64,
 	if cfa != 0 {
 		expr = append([]byte{opCallFrameCFA}, expr...)
 	}
-	expr, ok := locals.GuardExpr(expr)
+	guarded, ok := locals.GuardExpr(expr)
 	if !ok {
 		return 0, fmt.Errorf("malformed DWARF expression % x", expr)
 	}
+	expr = guarded
 	read := func(b []byte, addr uint64) (int, error) {
 		m, err := u.mem.readAt(addr, len(b))
 		return copy(b, m), err
