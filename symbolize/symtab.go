@@ -44,16 +44,17 @@ func readSymtab(f *elfx.File, scope *splitinfo.Scope) (symtab, error) {
 	// order.
 	below := make([]uint64, len(ranges))
 	belowSyms := make([][]symbol, len(ranges))
-	under := func(addr uint64) int { // the range above addr, len(ranges) if none
-		return sort.Search(len(ranges), func(i int) bool { return ranges[i].Start > addr })
+	// locate returns the range above addr (len(ranges) if none) and
+	// whether the one before it holds addr (scope.Holds, in the one
+	// search).
+	locate := func(addr uint64) (int, bool) {
+		i := sort.Search(len(ranges), func(i int) bool { return ranges[i].Start > addr })
+		return i, i > 0 && addr < ranges[i-1].End
 	}
 	if scope != nil {
 		keep = func(addr uint64, _ []byte) bool {
-			if scope.Holds(addr) {
-				return true
-			}
-			i := under(addr)
-			return i < len(ranges) && (belowSyms[i] == nil || addr >= below[i])
+			i, held := locate(addr)
+			return held || i < len(ranges) && (belowSyms[i] == nil || addr >= below[i])
 		}
 	} else {
 		t.syms = make([]symbol, 0, f.SymtabLen())
@@ -77,11 +78,15 @@ func readSymtab(f *elfx.File, scope *splitinfo.Scope) (symtab, error) {
 		if bind == elf.STB_LOCAL {
 			sym.file = file
 		}
-		if scope == nil || scope.Holds(s.Value) {
+		if scope == nil {
 			t.syms = append(t.syms, sym)
 			return
 		}
-		i := under(s.Value)
+		i, held := locate(s.Value)
+		if held {
+			t.syms = append(t.syms, sym)
+			return
+		}
 		switch {
 		case i == len(ranges), belowSyms[i] != nil && s.Value < below[i]:
 		case belowSyms[i] == nil || s.Value > below[i]:
