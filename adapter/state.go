@@ -137,8 +137,19 @@ func (c *Client) SwitchGoroutine(goroutineID int64) (*api.DebuggerState, error) 
 	return c.step(func() (*api.DebuggerState, error) { return c.delve.SwitchGoroutine(goroutineID) })
 }
 
-// Halt implements service.Client.
-func (c *Client) Halt() (*api.DebuggerState, error) { return c.step(c.delve.Halt) }
+// Halt implements service.Client. Its state is Delve's own, not named:
+// Delve forgets a halt that comes before a continue has resumed the
+// target, so a halt's answer may be overtaken by the continue it was
+// meant to stop, and naming its locations asks Delve for the library
+// list, a call that waits for that continue to stop while every later
+// call, the next halt included, waits behind it. The stop a halt causes
+// is reported, named, by the command it interrupts.
+func (c *Client) Halt() (*api.DebuggerState, error) {
+	c.moved()
+	st, err := c.delve.Halt()
+	c.moved()
+	return st, err
+}
 
 // SetExecutionPoint implements service.Client.
 func (c *Client) SetExecutionPoint(addr uint64) (*api.DebuggerState, error) {
