@@ -3,13 +3,10 @@ package adapter
 import (
 	"fmt"
 	"net"
-	"os"
 	"testing"
 	"time"
 
-	"github.com/go-delve/delve/pkg/proc"
 	"github.com/go-delve/delve/service"
-	"github.com/go-delve/delve/service/debugger"
 	"github.com/go-delve/delve/service/rpc2"
 
 	"github.com/splitdbg/splitdbg/adapter/session/inproc"
@@ -59,26 +56,12 @@ func startDelve(t testing.TB, name string, args ...string) *session {
 func startInProcess(t testing.TB, name string, args ...string) *session {
 	t.Helper()
 	bin := testbin.Path(t, name)
-	dc, err := inproc.New(&service.Config{
-		ProcessArgs: append([]string{bin}, args...),
-		APIVersion:  2,
-		Debugger: debugger.Config{
-			Backend:     "native",
-			ExecuteKind: debugger.ExecutingExistingFile,
-			Stdout:      proc.OutputRedirect{Path: os.DevNull},
-			Stderr:      proc.OutputRedirect{Path: os.DevNull},
-		},
-	})
-	if err != nil {
-		delvetest.SkipNoPtrace(t, err, name)
-		t.Fatalf("Delve on %s: %v", name, err)
-	}
+	dc := inProcess(t, append([]string{bin}, args...)...)
 	s := &session{bin: bin, plain: dc}
 	t.Cleanup(func() {
 		if s.client != nil {
 			s.client.Close()
 		}
-		dc.Detach(true)
 	})
 	c, err := New(dc, bin)
 	if err != nil {
@@ -86,6 +69,19 @@ func startInProcess(t testing.TB, name string, args ...string) *session {
 	}
 	s.client = c
 	return s
+}
+
+// inProcess runs args under Delve called in process; the test's cleanup
+// detaches, killing the process.
+func inProcess(t testing.TB, args ...string) service.Client {
+	t.Helper()
+	dc, err := inproc.New(delvetest.Config(args))
+	if err != nil {
+		delvetest.SkipNoPtrace(t, err, args[0])
+		t.Fatalf("Delve on %s: %v", args[0], err)
+	}
+	t.Cleanup(func() { dc.Detach(true) })
+	return dc
 }
 
 // coldLine returns FILE:LINE of the COLD-LINE marker name in the test

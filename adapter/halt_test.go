@@ -1,18 +1,12 @@
 package adapter
 
 import (
-	"os"
 	"os/exec"
 	"testing"
 	"time"
 
-	"github.com/go-delve/delve/pkg/proc"
 	"github.com/go-delve/delve/service"
 	"github.com/go-delve/delve/service/api"
-	"github.com/go-delve/delve/service/debugger"
-
-	"github.com/splitdbg/splitdbg/adapter/session/inproc"
-	"github.com/splitdbg/splitdbg/internal/delvetest"
 )
 
 // overtaken is a Delve client whose halt is answered before the
@@ -46,21 +40,7 @@ func TestHaltOvertaken(t *testing.T) {
 	if err != nil {
 		t.Skip("no sleep program")
 	}
-	dc, err := inproc.New(&service.Config{
-		ProcessArgs: []string{sleep, "60"},
-		APIVersion:  2,
-		Debugger: debugger.Config{
-			Backend:     "native",
-			ExecuteKind: debugger.ExecutingExistingFile,
-			Stdout:      proc.OutputRedirect{Path: os.DevNull},
-			Stderr:      proc.OutputRedirect{Path: os.DevNull},
-		},
-	})
-	if err != nil {
-		delvetest.SkipNoPtrace(t, err, sleep)
-		t.Fatalf("Delve on %s: %v", sleep, err)
-	}
-	defer dc.Detach(true)
+	dc := inProcess(t, sleep, "60")
 	o := &overtaken{Client: dc}
 	c, err := New(o, sleep)
 	if err != nil {

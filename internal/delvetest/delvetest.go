@@ -28,15 +28,12 @@ import (
 	"github.com/splitdbg/splitdbg/internal/testbin"
 )
 
-// NewServer returns a headless Delve server (API version 2, native
-// backend) on l for the program args[0] with arguments args[1:], whose
-// output goes to /dev/null. With multi it accepts several clients, as
-// "dlv exec --headless --accept-multiclient" does.
-func NewServer(l net.Listener, multi bool, args []string) *rpccommon.ServerImpl {
-	return rpccommon.NewServer(&service.Config{
-		Listener:    l,
+// Config is how the tests run a program under Delve: API version 2, the
+// native backend, the program args[0] with arguments args[1:], its
+// output to /dev/null.
+func Config(args []string) *service.Config {
+	return &service.Config{
 		ProcessArgs: args,
-		AcceptMulti: multi,
 		APIVersion:  2,
 		Debugger: debugger.Config{
 			Backend:     "native",
@@ -44,7 +41,16 @@ func NewServer(l net.Listener, multi bool, args []string) *rpccommon.ServerImpl 
 			Stdout:      proc.OutputRedirect{Path: os.DevNull},
 			Stderr:      proc.OutputRedirect{Path: os.DevNull},
 		},
-	})
+	}
+}
+
+// NewServer returns a headless Delve server (Config) on l for args. With
+// multi it accepts several clients, as "dlv exec --headless
+// --accept-multiclient" does.
+func NewServer(l net.Listener, multi bool, args []string) *rpccommon.ServerImpl {
+	c := Config(args)
+	c.Listener, c.AcceptMulti = l, multi
+	return rpccommon.NewServer(c)
 }
 
 // SkipNoPtrace skips the test when err says the kernel forbids tracing,

@@ -3,7 +3,6 @@ package inproc
 import (
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"reflect"
 	"slices"
@@ -12,10 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-delve/delve/pkg/proc"
 	"github.com/go-delve/delve/service"
 	"github.com/go-delve/delve/service/api"
-	"github.com/go-delve/delve/service/debugger"
 	"github.com/go-delve/delve/service/rpc2"
 	"github.com/go-delve/delve/service/rpccommon"
 	"github.com/google/go-cmp/cmp"
@@ -28,17 +25,9 @@ import (
 // config is how both clients' debuggers run a test program: ASLR off, so
 // that addresses, registers and stack contents agree between two runs.
 func config(args []string) *service.Config {
-	return &service.Config{
-		ProcessArgs: args,
-		APIVersion:  2,
-		Debugger: debugger.Config{
-			Backend:     "native",
-			ExecuteKind: debugger.ExecutingExistingFile,
-			DisableASLR: true,
-			Stdout:      proc.OutputRedirect{Path: os.DevNull},
-			Stderr:      proc.OutputRedirect{Path: os.DevNull},
-		},
-	}
+	c := delvetest.Config(args)
+	c.Debugger.DisableASLR = true
+	return c
 }
 
 // startInproc runs args under the in-process client.
