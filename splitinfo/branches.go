@@ -197,9 +197,5 @@ func orderLogically(p *Proc, scan branchScanner) {
 			visit(i)
 		}
 	}
-	frags := make([]Fragment, len(order))
-	for k, i := range order {
-		frags[k] = p.Fragments[i]
-	}
-	p.Fragments = frags
+	permute(p.Fragments, func(k int) int { return order[k] })
 }

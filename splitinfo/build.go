@@ -42,7 +42,7 @@ func FromELFIn(f *elfx.File, s *Scope) (*Table, error) {
 	// Read the DWARF subprograms while the symbols are grouped: the two
 	// meet only when the subprograms are merged.
 	type subprograms struct {
-		fns []dwarfFunc
+		fns funcChunks
 		err error
 	}
 	dwarfDone := make(chan subprograms, 1)
@@ -53,9 +53,9 @@ func FromELFIn(f *elfx.File, s *Scope) (*Table, error) {
 	var syms []elfx.Symbol
 	var err error
 	if s != nil {
-		syms = slices.Clone(s.syms)
+		syms = slices.DeleteFunc(slices.Clone(s.syms), func(s elfx.Symbol) bool { return !keepSymbol(&s) })
 	} else {
-		syms, err = f.CodeSymbols() // parsed once per file; ours to filter
+		syms, err = codeSymbols(f)
 	}
 	if err != nil && !errors.Is(err, elfx.ErrNoSymbols) {
 		<-dwarfDone
@@ -67,8 +67,8 @@ func FromELFIn(f *elfx.File, s *Scope) (*Table, error) {
 		return nil, sp.err
 	}
 	if sp.fns != nil {
-		for i := range sp.fns {
-			b.addDWARF(&sp.fns[i])
+		for fn := range sp.fns.all {
+			b.addDWARF(fn)
 		}
 		b.checkDWARFCoverage()
 	}
@@ -78,9 +78,23 @@ func FromELFIn(f *elfx.File, s *Scope) (*Table, error) {
 	return b.finish()
 }
 
+// codeSymbols returns the code symbols of f that keepSymbol keeps, in
+// table order, read in one pass into one slice: not through
+// CodeSymbols, whose copy of the whole table the File would keep for as
+// long as it is open.
+func codeSymbols(f *elfx.File) ([]elfx.Symbol, error) {
+	syms := make([]elfx.Symbol, 0, f.SymtabLen())
+	err := f.EachCodeSymbol(func(s *elfx.Symbol) {
+		if keepSymbol(s) {
+			syms = append(syms, *s)
+		}
+	})
+	return syms, err
+}
+
 // readSubprograms returns the subprograms with code of f's DWARF in
 // the units of scope s (nil: every unit); nil without DWARF.
-func readSubprograms(f *elfx.File, s *Scope) ([]dwarfFunc, error) {
+func readSubprograms(f *elfx.File, s *Scope) (funcChunks, error) {
 	d, err := dies.Load(f)
 	if err != nil || d == nil {
 		return nil, err
@@ -94,7 +108,7 @@ func readSubprograms(f *elfx.File, s *Scope) ([]dwarfFunc, error) {
 		return nil, err
 	}
 	if fns == nil {
-		fns = []dwarfFunc{}
+		fns = funcChunks{}
 	}
 	return fns, nil
 }
@@ -169,8 +183,8 @@ type symGroup struct {
 }
 
 func (b *builder) addSymbols(syms []elfx.Symbol) {
-	syms = slices.DeleteFunc(syms, func(s elfx.Symbol) bool { return !keepSymbol(&s) })
-	// Sort small keys, not the symbols: by address, then by name.
+	// Sort small keys, not the symbols: by address, then by name; then
+	// put the symbols in that order in place.
 	type key struct {
 		value uint64
 		i     int32
@@ -186,12 +200,18 @@ func (b *builder) addSymbols(syms []elfx.Symbol) {
 		x, y := &syms[a.i], &syms[b.i]
 		return cmp.Or(strings.Compare(x.Name, y.Name), strings.Compare(x.File, y.File), cmp.Compare(a.i, b.i))
 	})
-	sorted := make([]elfx.Symbol, len(syms))
-	for i, k := range keys {
-		sorted[i] = syms[k.i]
+	permute(syms, func(i int) int { return int(keys[i].i) })
+	keys = nil
+	ngroups := 0
+	for i := range syms {
+		if i == 0 || syms[i].Value != syms[i-1].Value {
+			ngroups++
+		}
 	}
-	syms = sorted
-	var groups []*symGroup
+	// One backing array for the groups and one for their names (a
+	// group's names are among its symbols'): not one allocation each.
+	groups := make([]symGroup, 0, ngroups)
+	names := make([]string, 0, len(syms))
 	for i := 0; i < len(syms); {
 		j := i + 1
 		for j < len(syms) && syms[j].Value == syms[i].Value {
@@ -199,13 +219,16 @@ func (b *builder) addSymbols(syms []elfx.Symbol) {
 		}
 		at := syms[i:j]
 		p := &at[preferred(at)]
-		g := &symGroup{addr: p.Value, local: p.Bind == elf.STB_LOCAL, file: p.File, names: []string{p.Name}}
+		start := len(names)
+		names = append(names, p.Name)
+		g := symGroup{addr: p.Value, local: p.Bind == elf.STB_LOCAL, file: p.File}
 		for k := range at {
-			if !slices.Contains(g.names, at[k].Name) {
-				g.names = append(g.names, at[k].Name)
+			if !slices.Contains(names[start:], at[k].Name) {
+				names = append(names, at[k].Name)
 			}
 			g.size = max(g.size, at[k].Size)
 		}
+		g.names = names[start:len(names):len(names)]
 		g.parent, g.kind, _ = fragmentName(g.names[0])
 		groups = append(groups, g)
 		i = j
@@ -218,8 +241,9 @@ func (b *builder) addSymbols(syms []elfx.Symbol) {
 		next int32 // index of the next entry with the same name, -1 at the end
 	}
 	first := make(map[string]int32, len(groups))
-	var chain []named
-	for _, g := range groups {
+	chain := make([]named, 0, len(names))
+	for gi := range groups {
+		g := &groups[gi]
 		for _, n := range g.names {
 			next := int32(-1)
 			if i, ok := first[n]; ok {
@@ -237,11 +261,10 @@ func (b *builder) addSymbols(syms []elfx.Symbol) {
 		}
 	}
 	// Procedures start at every symbol that is not a fragment.
-	for _, g := range groups {
-		if g.parent != "" {
-			continue
+	for gi := range groups {
+		if g := &groups[gi]; g.parent == "" {
+			g.proc = b.newProc(g)
 		}
-		g.proc = b.newProc(g)
 	}
 	// Attach fragments to their parents, following chains such as
 	// foo.cold.cold.0 → foo.cold → foo.
@@ -268,8 +291,33 @@ func (b *builder) addSymbols(syms []elfx.Symbol) {
 		g.proc = p
 		return p
 	}
-	for _, g := range groups {
-		resolve(g, 0)
+	for gi := range groups {
+		resolve(&groups[gi], 0)
+	}
+}
+
+// permute puts s in the order where s[i] is the element at index from(i),
+// in place: from is a permutation of s's indices.
+func permute[T any](s []T, from func(i int) int) {
+	done := make([]bool, len(s))
+	for i := range s {
+		if done[i] {
+			continue
+		}
+		// Follow the cycle through i: each element moves into the slot
+		// that takes it.
+		tmp := s[i]
+		j := i
+		for {
+			done[j] = true
+			k := from(j)
+			if k == i {
+				s[j] = tmp
+				break
+			}
+			s[j] = s[k]
+			j = k
+		}
 	}
 }
 
@@ -525,9 +573,10 @@ func (p *Proc) displayName() string {
 // finish finds branch sites, orders fragments logically and builds the
 // table.
 func (b *builder) finish() (*Table, error) {
+	b.fragAt = nil // the table holds the procedures; the index of starts is done
 	decode := branchDecoder(b.f)
 	var split []*Proc
-	procs := make([]Proc, 0, len(b.procs))
+	procs := make([]*Proc, 0, len(b.procs))
 	for _, p := range b.procs {
 		if p.dead || len(p.Fragments) == 0 {
 			continue
@@ -535,28 +584,27 @@ func (b *builder) finish() (*Table, error) {
 		for i := range p.Fragments {
 			p.Fragments[i].Subprogram = p.fragDIE[i]
 		}
+		p.fragDIE = nil
 		// Fragment 0 holds the entry; the rest start in address order.
 		rest := p.Fragments[1:]
 		slices.SortFunc(rest, func(x, y Fragment) int { return cmp.Compare(x.Start, y.Start) })
 		if len(p.Fragments) > 1 && decode != nil {
 			split = append(split, &p.Proc)
 		}
+		procs = append(procs, &p.Proc)
 	}
+	b.procs = nil
 	// Decoding the code of split procedures is the costly part: share it
 	// among the processors.
 	parallel(len(split), func(i int) { orderLogically(split[i], decode) })
-	for _, p := range b.procs {
-		if !p.dead && len(p.Fragments) > 2 {
-			b.orderBySource(&p.Proc)
+	split = nil
+	for _, p := range procs {
+		if len(p.Fragments) > 2 {
+			b.orderBySource(p)
 		}
 	}
-	for _, p := range b.procs {
-		if !p.dead && len(p.Fragments) > 0 {
-			procs = append(procs, p.Proc)
-		}
-	}
-	slices.SortFunc(procs, func(x, y Proc) int { return cmp.Or(cmp.Compare(x.Entry, y.Entry), strings.Compare(x.Name, y.Name)) })
-	t, err := NewTable(procs)
+	slices.SortFunc(procs, func(x, y *Proc) int { return cmp.Or(cmp.Compare(x.Entry, y.Entry), strings.Compare(x.Name, y.Name)) })
+	t, err := newTable(procs)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", b.f.Name, err)
 	}

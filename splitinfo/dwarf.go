@@ -51,11 +51,53 @@ const (
 	faCompDir
 )
 
+// funcChunks holds dwarfFuncs' subprograms in fixed-size chunks: a list
+// of 300,000 of them grown by appending would leave four times its size
+// in garbage behind it.
+type funcChunks [][]dwarfFunc
+
+const funcChunk = 1024
+
+func (c *funcChunks) add(fn dwarfFunc) {
+	if n := len(*c); n == 0 || len((*c)[n-1]) == funcChunk {
+		*c = append(*c, make([]dwarfFunc, 0, funcChunk))
+	}
+	last := &(*c)[len(*c)-1]
+	*last = append(*last, fn)
+}
+
+// all yields every subprogram, in the order they were added.
+func (c funcChunks) all(yield func(*dwarfFunc) bool) {
+	for _, ch := range c {
+		for i := range ch {
+			if !yield(&ch[i]) {
+				return
+			}
+		}
+	}
+}
+
+// rangeArena hands out the ranges of many subprograms from shared
+// backing arrays.
+type rangeArena []Range
+
+// add returns rs copied into the arena.
+func (a *rangeArena) add(rs []Range) []Range {
+	if cap(*a)-len(*a) < len(rs) {
+		*a = make([]Range, 0, max(4096, len(rs)))
+	}
+	start := len(*a)
+	*a = append(*a, rs...)
+	return (*a)[start:len(*a):len(*a)]
+}
+
 // dwarfFuncs reads every subprogram that has code in the units whose
 // indices units yields. isCode filters out ranges of discarded code
 // (address 0 or a tombstone).
-func dwarfFuncs(d *dies.Data, lines *dwarfline.Sections, isCode func(Range) bool, units iter.Seq[int]) ([]dwarfFunc, error) {
-	var out []dwarfFunc
+func dwarfFuncs(d *dies.Data, lines *dwarfline.Sections, isCode func(Range) bool, units iter.Seq[int]) (funcChunks, error) {
+	var out funcChunks
+	var arena rangeArena
+	var fnRanges []Range
 	w := d.NewWalker(funcAttrs...)
 	ref := d.NewWalker(funcAttrs...)
 	cache := make(map[dwarf.Offset]dieName)
@@ -135,14 +177,16 @@ func dwarfFuncs(d *dies.Data, lines *dwarfline.Sections, isCode func(Range) bool
 				continue // a declaration, an abstract instance, or unreadable ranges
 			}
 			fn := dwarfFunc{off: e.Offset, cu: cuName}
+			fnRanges = fnRanges[:0]
 			for _, x := range rs {
 				if rg := (Range{x[0], x[1]}); rg.Start < rg.End && isCode(rg) {
-					fn.ranges = append(fn.ranges, rg)
+					fnRanges = append(fnRanges, rg)
 				}
 			}
-			if len(fn.ranges) == 0 {
+			if len(fnRanges) == 0 {
 				continue
 			}
+			fn.ranges = arena.add(fnRanges)
 			fn.lowPC, fn.hasLow = e.Addr(faLowpc)
 			n := nameOf(e, 0)
 			fn.name, fn.linkage, fn.line = n.name, n.linkage, int(n.line)
@@ -155,7 +199,7 @@ func dwarfFuncs(d *dies.Data, lines *dwarfline.Sections, isCode func(Range) bool
 					fn.file = files[i]
 				}
 			}
-			out = append(out, fn)
+			out.add(fn)
 		}
 		if err := w.Err(); err != nil {
 			return out, err

@@ -85,12 +85,12 @@ func (p *Proc) AppendJSON(b []byte) []byte {
 				}
 				b = append(b, in4+"]"...)
 			}
-			b = appendIndentedStrings(append(b, ","+in4+`"sources": `...), in4, f.Sources.Names())
+			b = appendSources(append(b, ","+in4+`"sources": `...), in4, f.Sources)
 			b = append(b, in3+"}"...)
 		}
 		b = append(b, in2+"]"...)
 	}
-	b = appendIndentedStrings(append(b, ","+in2+`"sources": `...), in2, p.Sources.Names())
+	b = appendSources(append(b, ","+in2+`"sources": `...), in2, p.Sources)
 	for i, c := range p.Conflicts {
 		b = append(b, [2]string{"," + in2 + `"conflicts": [`, ","}[min(i, 1)]...)
 		b = jsonw.Uint(b, in3+"{"+in4+`"addr": `, c.Addr)
@@ -117,6 +117,22 @@ func appendIndentedStrings(b []byte, indent string, ss []string) []byte {
 	}
 	b = append(b, indent...)
 	return append(b, ']')
+}
+
+// appendSources appends s.Names() as appendIndentedStrings does, without
+// making the list: it runs once per fragment of every procedure.
+func appendSources(b []byte, indent string, s Source) []byte {
+	if s == 0 {
+		return append(b, "null"...)
+	}
+	i := 0
+	for bit := Source(1); bit != 0 && bit <= s; bit <<= 1 {
+		if s&bit != 0 {
+			b = jsonw.Str(b, [2]string{"[", ","}[min(i, 1)]+indent+"  ", bit.name())
+			i++
+		}
+	}
+	return append(append(b, indent...), ']')
 }
 
 // AppendText appends p as `splitdbg funcs` lists it: a line for the

@@ -114,7 +114,7 @@ func preferred(syms []elfx.Symbol) int {
 // 0 to cover every address up to the next symbol). groups are in address
 // order; syms are the symbols they were made from. Groups left without an
 // extent are dropped.
-func (b *builder) sizeUnsized(groups []*symGroup, syms []elfx.Symbol) []*symGroup {
+func (b *builder) sizeUnsized(groups []symGroup, syms []elfx.Symbol) []symGroup {
 	end := make(map[uint64]uint64) // unsized symbol's address → its section's end
 	for i := range syms {
 		s := &syms[i]
@@ -123,7 +123,8 @@ func (b *builder) sizeUnsized(groups []*symGroup, syms []elfx.Symbol) []*symGrou
 			end[s.Value] = sec.Addr + sec.Size
 		}
 	}
-	for i, g := range groups {
+	for i := range groups {
+		g := &groups[i]
 		if g.size != 0 {
 			continue
 		}
@@ -143,5 +144,5 @@ func (b *builder) sizeUnsized(groups []*symGroup, syms []elfx.Symbol) []*symGrou
 			g.size = limit - g.addr
 		}
 	}
-	return slices.DeleteFunc(groups, func(g *symGroup) bool { return g.size == 0 })
+	return slices.DeleteFunc(groups, func(g symGroup) bool { return g.size == 0 })
 }

@@ -17,7 +17,7 @@ import (
 // all their fragments and a name index. It is immutable and safe for
 // concurrent use.
 type Table struct {
-	procs []Proc
+	procs []*Proc     // the builder's records, not copies of them
 	spans []span      // every fragment, sorted by start, non-overlapping
 	names []nameEntry // sorted by name
 
@@ -50,10 +50,18 @@ type nameEntry struct {
 // address index keeps the earlier-starting one and both procedures get a
 // Conflict. NewTable takes ownership of procs.
 func NewTable(procs []Proc) (*Table, error) {
+	ptrs := make([]*Proc, len(procs))
+	for i := range procs {
+		ptrs[i] = &procs[i]
+	}
+	return newTable(ptrs)
+}
+
+// newTable is NewTable over procedures held elsewhere.
+func newTable(procs []*Proc) (*Table, error) {
 	t := &Table{procs: procs}
 	n := 0
-	for i := range procs {
-		p := &procs[i]
+	for _, p := range procs {
 		if len(p.Fragments) == 0 {
 			return nil, fmt.Errorf("splitinfo: procedure %q has no fragments", p.Name)
 		}
@@ -78,10 +86,10 @@ func NewTable(procs []Proc) (*Table, error) {
 		return nil, fmt.Errorf("splitinfo: too many procedures")
 	}
 	t.spans = make([]span, 0, n)
-	for i := range procs {
+	for i, p := range procs {
 		var logical uint64
-		for j := range procs[i].Fragments {
-			f := &procs[i].Fragments[j]
+		for j := range p.Fragments {
+			f := &p.Fragments[j]
 			t.spans = append(t.spans, span{start: f.Start, length: uint32(f.Len()), logical: uint32(logical), proc: int32(i), frag: int32(j)})
 			logical += f.Len()
 		}
@@ -113,8 +121,8 @@ func NewTable(procs []Proc) (*Table, error) {
 	t.spans = slices.Clip(out)
 	t.buildIndex()
 
-	for i := range procs {
-		p := &procs[i]
+	t.names = make([]nameEntry, 0, len(procs))
+	for i, p := range procs {
 		t.names = append(t.names, nameEntry{p.Name, int32(i)})
 		if p.SourceName != "" && p.SourceName != p.Name {
 			t.names = append(t.names, nameEntry{p.SourceName, int32(i)})
@@ -135,7 +143,7 @@ func (t *Table) buildIndex() { t.dir = addrindex.NewDir(len(t.spans), t.spanStar
 func (t *Table) spanStart(i int) uint64 { return t.spans[i].start }
 
 func (t *Table) conflict(proc int32, addr uint64, detail string) {
-	p := &t.procs[proc]
+	p := t.procs[proc]
 	p.Conflicts = append(p.Conflicts, Conflict{Addr: addr, Detail: detail})
 }
 
@@ -144,13 +152,13 @@ func (t *Table) Len() int { return len(t.procs) }
 
 // Proc returns the i'th procedure, in entry address order for tables
 // built by New.
-func (t *Table) Proc(i int) *Proc { return &t.procs[i] }
+func (t *Table) Proc(i int) *Proc { return t.procs[i] }
 
 // All yields every procedure.
 func (t *Table) All() iter.Seq[*Proc] {
 	return func(yield func(*Proc) bool) {
-		for i := range t.procs {
-			if !yield(&t.procs[i]) {
+		for _, p := range t.procs {
+			if !yield(p) {
 				return
 			}
 		}
@@ -160,8 +168,8 @@ func (t *Table) All() iter.Seq[*Proc] {
 // Split yields the procedures that have more than one fragment.
 func (t *Table) Split() iter.Seq[*Proc] {
 	return func(yield func(*Proc) bool) {
-		for i := range t.procs {
-			if t.procs[i].Split() && !yield(&t.procs[i]) {
+		for _, p := range t.procs {
+			if p.Split() && !yield(p) {
 				return
 			}
 		}
@@ -194,7 +202,7 @@ func (t *Table) Lookup(addr uint64) (Loc, bool) {
 	if addr-s.start >= uint64(s.length) {
 		return Loc{}, false
 	}
-	return Loc{Proc: &t.procs[s.proc], Frag: int(s.frag), Offset: uint64(s.logical) + addr - s.start}, true
+	return Loc{Proc: t.procs[s.proc], Frag: int(s.frag), Offset: uint64(s.logical) + addr - s.start}, true
 }
 
 // ByName returns the procedures named name: by symbol, alias or DWARF
@@ -213,7 +221,7 @@ func (t *Table) byName(name string) []*Proc {
 	i, _ := slices.BinarySearchFunc(t.names, name, func(e nameEntry, n string) int { return strings.Compare(e.name, n) })
 	var out []*Proc
 	for ; i < len(t.names) && t.names[i].name == name; i++ {
-		p := &t.procs[t.names[i].proc]
+		p := t.procs[t.names[i].proc]
 		if len(out) == 0 || out[len(out)-1] != p {
 			out = append(out, p)
 		}
