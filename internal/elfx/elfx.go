@@ -451,12 +451,21 @@ func (f *File) eachCodeSymbol(keep Prefilter, yield func(*Symbol)) error {
 			return err
 		}
 	}
+	// Whether a symbol is code does not depend on its name: keep is asked
+	// about code symbols only.
+	var filter entryFilter
+	if keep != nil {
+		filter = func(s *elf.Symbol, name []byte) bool { return f.isCode(s) && keep(s.Value, name) }
+	}
 	file := ""
 	var sym Symbol
-	err := f.eachSymbol(keep, func(s *elf.Symbol) {
+	err := f.eachSymbol(filter, func(s *elf.Symbol) {
 		typ, bind := elf.ST_TYPE(s.Info), elf.ST_BIND(s.Info)
 		if typ == elf.STT_FILE {
 			file = s.Name
+			return
+		}
+		if !f.isCode(s) {
 			return
 		}
 		name, version := SplitVersion(s.Name)
@@ -464,9 +473,6 @@ func (f *File) eachCodeSymbol(keep Prefilter, yield func(*Symbol)) error {
 			version = s.Version // .dynsym: from the version tables
 		}
 		sym = Symbol{Name: name, Version: version, Value: s.Value, Size: s.Size, Type: typ, Bind: bind, Section: s.Section}
-		if !sym.defined() || !sym.IsFunc() && !(typ == elf.STT_NOTYPE && s.Size > 0 && f.executable(s.Section)) {
-			return
-		}
 		if bind == elf.STB_LOCAL {
 			sym.File = file
 		}
@@ -476,6 +482,14 @@ func (f *File) eachCodeSymbol(keep Prefilter, yield func(*Symbol)) error {
 		return ErrNoSymbols
 	}
 	return err // it names the file
+}
+
+// isCode reports whether the table entry s is a code symbol as
+// CodeSymbols keeps them: defined here, and a function or an untyped
+// symbol with a size in an executable section.
+func (f *File) isCode(s *elf.Symbol) bool {
+	c := Symbol{Type: elf.ST_TYPE(s.Info), Section: s.Section}
+	return c.defined() && (c.IsFunc() || c.Type == elf.STT_NOTYPE && s.Size > 0 && f.executable(s.Section))
 }
 
 // checkTable checks that the first symbol table of type typ and its

@@ -27,7 +27,10 @@ func (f *File) EachSymbol(yield func(*elf.Symbol)) error {
 // EachSymbolWhere is EachSymbol yielding the STT_FILE symbols and the
 // others keep accepts, asked before their names are read.
 func (f *File) EachSymbolWhere(keep Prefilter, yield func(*elf.Symbol)) error {
-	return f.eachSymbol(keep, yield)
+	if keep == nil {
+		return f.eachSymbol(nil, yield)
+	}
+	return f.eachSymbol(func(s *elf.Symbol, name []byte) bool { return keep(s.Value, name) }, yield)
 }
 
 // A Prefilter is asked about each symbol that is not an STT_FILE before
@@ -38,9 +41,13 @@ func (f *File) EachSymbolWhere(keep Prefilter, yield func(*elf.Symbol)) error {
 // which a question does not want, skip reading their names.
 type Prefilter func(value uint64, name []byte) bool
 
+// entryFilter is a Prefilter that sees the whole entry but its name: a
+// Symbol with every field but Name (and Version) set.
+type entryFilter func(s *elf.Symbol, name []byte) bool
+
 // eachSymbol is EachSymbol yielding the STT_FILE symbols and the others
 // keep accepts (all when keep is nil).
-func (f *File) eachSymbol(keep Prefilter, yield func(*elf.Symbol)) error {
+func (f *File) eachSymbol(keep entryFilter, yield func(*elf.Symbol)) error {
 	var tab *elf.Section
 	for _, s := range f.File.Sections {
 		if s.Type == elf.SHT_SYMTAB {
@@ -58,7 +65,7 @@ func (f *File) eachSymbol(keep Prefilter, yield func(*elf.Symbol)) error {
 		}
 		for i := range syms {
 			s := &syms[i]
-			if keep == nil || elf.ST_TYPE(s.Info) == elf.STT_FILE || keep(s.Value, append([]byte(s.Name), 0)) {
+			if keep == nil || elf.ST_TYPE(s.Info) == elf.STT_FILE || keep(s, append([]byte(s.Name), 0)) {
 				yield(s)
 			}
 		}
@@ -102,7 +109,8 @@ func (f *File) eachSymbol(keep Prefilter, yield func(*elf.Symbol)) error {
 			if int64(name) < int64(len(strs)) {
 				rest = strs[name:]
 			}
-			if !keep(s.Value, rest) {
+			s.Name = ""
+			if !keep(&s, rest) {
 				continue
 			}
 		}
