@@ -3,7 +3,9 @@ package splitinfo
 import (
 	"cmp"
 	"debug/dwarf"
+	"encoding/binary"
 	"iter"
+	"math/bits"
 	"slices"
 	"strings"
 
@@ -240,7 +242,7 @@ func NewScope(f *elfx.File, addrs []uint64, pick func(*Unit) bool) (*Scope, erro
 	if !chosen || slices.Contains(held, false) {
 		return nil, nil
 	}
-	return closeOver(ur, in, f.EachCodeSymbolWhere), nil
+	return closeOver(ur, in, f.EachCodeSymbolWhere, f.SymtabLen()), nil
 }
 
 // ScopeOfAddrs returns the scope of the units whose code ranges hold
@@ -309,9 +311,12 @@ const maxClosure = 16
 // family member lies in no unit, or the rounds do not settle.
 //
 // symbols makes one pass over the code symbols (elfx.File's
-// EachCodeSymbolWhere); each round makes two, reading the names of the
-// symbols in scope and then of those that may be of their families.
-func closeOver(ur *unitRanges, in []bool, symbols func(elfx.Prefilter, func(*elfx.Symbol)) error) *Scope {
+// EachCodeSymbolWhere). A round makes one: it reads the names of the
+// symbols in scope, and of each symbol outside keeps the nameKey, which
+// is all the families' check needs when no family reaches outside (the
+// usual case); only when a key outside is one of the roots' does a
+// second pass read those symbols' names.
+func closeOver(ur *unitRanges, in []bool, symbols func(elfx.Prefilter, func(*elfx.Symbol)) error, n int) *Scope {
 	units := ur.units
 	for round := 0; round < maxClosure; round++ {
 		s := &Scope{}
@@ -324,18 +329,27 @@ func closeOver(ur *unitRanges, in []bool, symbols func(elfx.Prefilter, func(*elf
 		}
 		s.ranges = mergeRanges(s.ranges)
 		s.spans = joinSpans(s.ranges)
-		roots := make(map[string]bool)
-		inScope := func(v uint64, _ []byte) bool { return s.Holds(v) }
-		err := symbols(inScope, func(sym *elfx.Symbol) {
-			if s.Holds(sym.Value) {
-				s.syms = append(s.syms, *sym)
-				roots[rootName(sym.Name)] = true
+		outside := make([]uint64, 0, n)
+		keep := func(v uint64, b []byte) bool {
+			if s.Holds(v) {
+				return true
 			}
-		})
+			outside = append(outside, nameKey(b))
+			return false
+		}
+		err := symbols(keep, func(sym *elfx.Symbol) { s.syms = append(s.syms, *sym) })
 		if err != nil || len(s.syms) == 0 {
 			return nil // without symbols, procedures come from every unit's DWARF
 		}
-		grew, outside := false, false
+		roots := make(map[string]bool)
+		for i := range s.syms {
+			roots[rootName(s.syms[i].Name)] = true
+		}
+		if !anyKeyOf(outside, roots) {
+			s.setNext(symbols)
+			return s
+		}
+		grew, outsider := false, false
 		symbols(rootsFilter(s, roots), func(sym *elfx.Symbol) {
 			if s.Holds(sym.Value) || !roots[rootName(sym.Name)] || !isCodeRange(Range{sym.Value, sym.Value + 1}) {
 				return
@@ -348,13 +362,13 @@ func closeOver(ur *unitRanges, in []bool, symbols func(elfx.Prefilter, func(*elf
 				}
 			}
 			if j < 0 {
-				outside = true
+				outsider = true
 				return
 			}
 			grew = grew || !in[j]
 			in[j] = true
 		})
-		if outside {
+		if outsider {
 			return nil
 		}
 		if !grew {
@@ -363,6 +377,64 @@ func closeOver(ur *unitRanges, in []bool, symbols func(elfx.Prefilter, func(*elf
 		}
 	}
 	return nil
+}
+
+// nameKey is a hash of the part of a symbol's name (the string table
+// from it on, as a Prefilter sees it) up to its first '.', '@' or NUL:
+// every name whose rootName is r, and every name rootsFilter accepts
+// for the root r, has the key of r (a prefix of the name that ends at
+// one of those bytes). It reads the name eight bytes at a time; a pass
+// asks it about each of 600,000 names.
+func nameKey(b []byte) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	// zeros has the high bit of the first zero byte of x set (and maybe
+	// of bytes after it; never before).
+	zeros := func(x uint64) uint64 { return (x - ones) &^ x & highs }
+	h, n := uint64(0), 0
+	for {
+		var w uint64
+		if len(b) >= 8 {
+			w = binary.LittleEndian.Uint64(b)
+		} else {
+			for i, c := range b {
+				w |= uint64(c) << (8 * i)
+			}
+		}
+		// The bytes past the end of a short b are 0: the end is a stop.
+		if m := zeros(w) | zeros(w^('.'*ones)) | zeros(w^('@'*ones)); m != 0 {
+			k := bits.TrailingZeros64(m) / 8
+			h = (h ^ w&(1<<(8*k)-1)) * 0x9e3779b97f4a7c15
+			h ^= uint64(n + k)
+			// The low bits pick anyKeyOf's bit: mix the high ones in.
+			h ^= h >> 29
+			h *= 0xbf58476d1ce4e5b9
+			return h ^ h>>32
+		}
+		h = bits.RotateLeft64((h^w)*0x9e3779b97f4a7c15, 27)
+		n += 8
+		b = b[8:]
+	}
+}
+
+// anyKeyOf reports whether one of keys is the nameKey of one of roots.
+// It tests most keys with one bit of a small set before a map.
+func anyKeyOf(keys []uint64, roots map[string]bool) bool {
+	want := make(map[uint64]bool, len(roots))
+	// 16 bits or more per root, a power of two: a key not wanted finds
+	// its bit set 1 time in 16 or less.
+	mask := uint64(1)<<max(10, bits.Len(uint(len(roots)*16))) - 1
+	set := make([]uint64, (mask+1)/64)
+	for r := range roots {
+		k := nameKey([]byte(r))
+		want[k] = true
+		set[k&mask/64] |= 1 << (k & 63)
+	}
+	for _, k := range keys {
+		if set[k&mask/64]&(1<<(k&63)) != 0 && want[k] {
+			return true
+		}
+	}
+	return false
 }
 
 // rootsFilter accepts the symbols outside s whose names may have one of

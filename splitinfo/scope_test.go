@@ -1,10 +1,14 @@
 package splitinfo
 
 import (
+	"debug/elf"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/splitdbg/splitdbg/internal/dies"
 	"github.com/splitdbg/splitdbg/internal/elfx"
 	"github.com/splitdbg/splitdbg/internal/testbin"
 )
@@ -99,5 +103,255 @@ func TestScopeFallsBack(t *testing.T) {
 	}
 	if s, err := ScopeOfName(f, "no_such_function"); err != nil || s != nil {
 		t.Errorf("ScopeOfName(no_such_function) = %v, %v; want nil", s, err)
+	}
+}
+
+// TestNameKey checks the property closeOver's one pass rests on: a
+// name whose rootName is r, or that rootsFilter accepts for the root r,
+// has r's nameKey, however the string table goes on after it; and
+// names that differ before their first '.' have different keys.
+func TestNameKey(t *testing.T) {
+	for _, r := range []string{"", "f", "main", "KQ119_f1", "KQ119_f12", "KQ119_f1250", "a_name_of_sixteen", "foo.constprop.0", "@lead"} {
+		key := nameKey([]byte(r))
+		for _, name := range []string{r, r + ".cold", r + ".cold.0", r + ".part.12", r + ".__part.3", r + "@@GLIBC_2.2.5", r + ".cold@V1"} {
+			for _, rest := range []string{"\x00", "\x00next_name\x00", ".", "@"} {
+				if r != "" && rootName(name) != r && !strings.HasPrefix(name, r+".") && !strings.HasPrefix(name, r+"@") {
+					continue
+				}
+				b := []byte(name + rest)
+				if got := nameKey(b); got != key {
+					t.Errorf("nameKey(%q) = %#x, nameKey(%q) = %#x; want equal", b, got, r, key)
+				}
+				// At the end of the table, without its NUL.
+				if got := nameKey([]byte(name)); got != key && !strings.ContainsAny(name, ".@") {
+					t.Errorf("nameKey(%q) without a NUL = %#x, want %#x", name, got, key)
+				}
+			}
+		}
+	}
+	seen := make(map[uint64]string)
+	for i := range 3000 {
+		for _, n := range []string{fmt.Sprintf("KQ119_f%04d", i), fmt.Sprintf("f%d", i), fmt.Sprintf("a_longer_function_name_%d", i)} {
+			k := nameKey([]byte(n + ".cold\x00"))
+			if o, ok := seen[k]; ok {
+				t.Fatalf("nameKey(%q) = nameKey(%q) = %#x", n, o, k)
+			}
+			seen[k] = n
+		}
+	}
+	if nameKey(nil) != nameKey([]byte("\x00")) {
+		t.Errorf("nameKey(nil) != nameKey(NUL)")
+	}
+}
+
+// TestScopeMatchesClosure checks the scopes NewScope makes in one pass
+// over the symbol table against the closure computed from the whole
+// table in plain steps, on every test binary: the units whose ranges
+// hold an address, then, until nothing changes, every unit holding a
+// code symbol whose rootName is one of the scope's symbols'. The units
+// and the symbols must be the same, or both nil.
+func TestScopeMatchesClosure(t *testing.T) {
+	for _, name := range testbin.Linked(t) {
+		t.Run(name, func(t *testing.T) {
+			f, err := elfx.Open(testbin.Path(t, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			d, err := dies.Load(f)
+			if err != nil || d == nil {
+				t.Skipf("%s: no DWARF (%v)", name, err)
+			}
+			ur, err := readUnits(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			all, err := f.CodeSymbols()
+			if err != nil {
+				t.Skipf("%s: no symbols (%v)", name, err)
+			}
+			// Every split procedure's entry and a spread of others.
+			whole, err := FromELF(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			step := max(1, whole.Len()/40)
+			scoped := 0
+			for i := range whole.Len() {
+				p := whole.Proc(i)
+				if len(p.Fragments) < 2 && i%step != 0 {
+					continue
+				}
+				for _, fr := range p.Fragments {
+					got, err := ScopeOfAddrs(f, []uint64{fr.Start})
+					if err != nil {
+						t.Fatal(err)
+					}
+					wantUnits, wantSyms := closure(ur, all, fr.Start)
+					if got == nil {
+						if wantUnits != nil {
+							t.Errorf("%s at %#x: no scope; want units %v", p.Name, fr.Start, wantUnits)
+						}
+						continue
+					}
+					scoped++
+					if d := cmp.Diff(wantUnits, got.units); d != "" {
+						t.Errorf("%s at %#x: units differ (-closure +scope):\n%s", p.Name, fr.Start, d)
+					}
+					if d := cmp.Diff(wantSyms, got.syms); d != "" {
+						t.Errorf("%s at %#x: symbols differ (-closure +scope):\n%s", p.Name, fr.Start, d)
+					}
+				}
+			}
+			t.Logf("%s: %d scopes compared", name, scoped)
+		})
+	}
+}
+
+// closure is the scope of addr computed in plain steps from every
+// unit's ranges and every code symbol: the indices (dies.Data.Units) of
+// its units and its symbols in table order; nil when addr or a family
+// member is in no unit, or the scope has no symbols.
+func closure(ur *unitRanges, all []elfx.Symbol, addr uint64) ([]int, []elfx.Symbol) {
+	unitOf := func(a uint64) []int {
+		var out []int
+		for i := range ur.units {
+			for _, r := range ur.of(i) {
+				if r.Contains(a) {
+					out = append(out, i)
+					break
+				}
+			}
+		}
+		return out
+	}
+	in := make(map[int]bool)
+	for _, i := range unitOf(addr) {
+		in[i] = true
+	}
+	if len(in) == 0 {
+		return nil, nil
+	}
+	for {
+		holds := func(a uint64) bool {
+			for i := range in {
+				for _, r := range ur.of(i) {
+					if r.Contains(a) {
+						return true
+					}
+				}
+			}
+			return false
+		}
+		var syms []elfx.Symbol
+		roots := make(map[string]bool)
+		for _, s := range all {
+			if holds(s.Value) {
+				syms = append(syms, s)
+				roots[rootName(s.Name)] = true
+			}
+		}
+		if len(syms) == 0 {
+			return nil, nil
+		}
+		grew := false
+		for _, s := range all {
+			if holds(s.Value) || !roots[rootName(s.Name)] || !isCodeRange(Range{s.Value, s.Value + 1}) {
+				continue
+			}
+			us := unitOf(s.Value)
+			if len(us) == 0 {
+				return nil, nil
+			}
+			grew = grew || !in[us[0]]
+			in[us[0]] = true
+		}
+		if !grew {
+			var units []int
+			for i := range ur.units {
+				if in[i] {
+					units = append(units, ur.units[i].index)
+				}
+			}
+			return units, syms
+		}
+	}
+}
+
+// TestScopeNextSymbol checks how a scope bounds its zero-sized symbols
+// (setNext, nextSymbol): by the first kept code symbol above them in
+// the whole file, in scope or not, and not at all for a scope without
+// one; and that on the cgo binary, whose runtime.text is a zero-sized
+// function symbol in the first Go unit, the procedure there over its
+// scope is the whole file's.
+func TestScopeNextSymbol(t *testing.T) {
+	table := []elfx.Symbol{
+		{Name: "outside_below", Value: 0x1000, Size: 0x10, Type: elf.STT_FUNC},
+		{Name: "label", Value: 0x2000, Type: elf.STT_FUNC},
+		{Name: "in_scope", Value: 0x2040, Size: 0x20, Type: elf.STT_FUNC},
+		{Name: "end_label", Value: 0x2100, Type: elf.STT_FUNC},
+		{Name: "untyped", Value: 0x2200, Size: 8, Type: elf.STT_NOTYPE}, // not kept: not a fragment's name
+		{Name: "outside_above", Value: 0x3000, Size: 0x10, Type: elf.STT_FUNC},
+		{Name: "discarded", Value: 0, Size: 0x10, Type: elf.STT_FUNC},
+	}
+	symbols := func(keep elfx.Prefilter, yield func(*elfx.Symbol)) error {
+		for i := range table {
+			s := table[i]
+			if keep == nil || keep(s.Value, append([]byte(s.Name), 0)) {
+				yield(&s)
+			}
+		}
+		return nil
+	}
+	s := &Scope{ranges: []Range{{0x2000, 0x2180}}}
+	for _, sym := range table {
+		if s.Holds(sym.Value) {
+			s.syms = append(s.syms, sym)
+		}
+	}
+	s.setNext(symbols)
+	for _, c := range []struct{ addr, want uint64 }{
+		{0x2000, 0x2040}, // label: the next symbol is in scope
+		{0x2100, 0x3000}, // end_label: outside, above the untyped symbol
+		{0x1000, 0x2000},
+		{0x3000, 0},
+	} {
+		if got := s.nextSymbol(c.addr); got != c.want {
+			t.Errorf("nextSymbol(%#x) = %#x, want %#x", c.addr, got, c.want)
+		}
+	}
+	sized := &Scope{ranges: []Range{{0x2040, 0x2060}}, syms: []elfx.Symbol{table[2]}}
+	sized.setNext(symbols)
+	if sized.next != nil {
+		t.Errorf("a scope without zero-sized symbols read the next ones: %#x", sized.next)
+	}
+
+	f, err := elfx.Open(testbin.Path(t, "cgo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var text uint64
+	f.EachCodeSymbol(func(s *elfx.Symbol) {
+		if s.Name == "runtime.text" && s.Size == 0 {
+			text = s.Value
+		}
+	})
+	if text == 0 {
+		t.Fatal("cgo: no zero-sized runtime.text")
+	}
+	sc, err := ScopeOfAddrs(f, []uint64{text})
+	if err != nil || sc == nil {
+		t.Fatalf("cgo: scope of runtime.text %#x: %v, %v", text, sc, err)
+	}
+	if len(sc.next) == 0 {
+		t.Fatalf("cgo: the scope of runtime.text has no next symbols")
+	}
+	whole, err := FromELF(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(procJSON(t, whole, text), procJSON(t, build(t, f, sc), text)); d != "" {
+		t.Errorf("cgo: the procedure at runtime.text over its scope differs (-whole +scoped):\n%s", d)
 	}
 }
