@@ -182,6 +182,43 @@ func (r *unitRanges) of(i int) []Range {
 	return u.Ranges
 }
 
+// hold reports in held which of addrs the code ranges of units[i] hold,
+// and whether any does. A unit not yet read is decoded into a buffer
+// and not kept: a question about an address decodes every unit's list
+// (clang: one range per function, and no .debug_aranges), and keeps
+// those of its units only.
+func (r *unitRanges) hold(i int, addrs []uint64, held []bool) bool {
+	any := false
+	check := func(rg Range) {
+		if rg.Start >= rg.End || !isCodeRange(rg) {
+			return
+		}
+		for k, a := range addrs {
+			if rg.Contains(a) {
+				held[k], any = true, true
+			}
+		}
+	}
+	if r.read[i] {
+		for _, rg := range r.units[i].Ranges {
+			check(rg)
+		}
+		return any
+	}
+	r.w.Reset(r.units[i].index)
+	e, err := r.w.Next()
+	if err != nil || e == nil {
+		return false
+	}
+	if r.rs, err = e.Ranges(r.rs[:0]); err != nil {
+		return false
+	}
+	for _, x := range r.rs {
+		check(Range{x[0], x[1]})
+	}
+	return any
+}
+
 // readUnits returns every compile unit of d, decoding only its first
 // entry, and not yet its ranges.
 func readUnits(d *dies.Data) (*unitRanges, error) {
@@ -226,13 +263,8 @@ func NewScope(f *elfx.File, addrs []uint64, pick func(*Unit) bool) (*Scope, erro
 	chosen := false
 	for i := range units {
 		u := &units[i]
-		if len(addrs) > 0 {
-			rs := ur.of(i)
-			for k, a := range addrs {
-				if slices.ContainsFunc(rs, func(r Range) bool { return r.Contains(a) }) {
-					held[k], in[i] = true, true
-				}
-			}
+		if len(addrs) > 0 && ur.hold(i, addrs, held) {
+			in[i] = true
 		}
 		if !in[i] && pick != nil && pick(u) {
 			in[i] = true
