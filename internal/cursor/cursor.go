@@ -203,11 +203,18 @@ func (c *Cursor) Uint(size int) uint64 {
 
 // ULEB128 reads an unsigned LEB128 value. Values over 64 bits are ErrOverflow.
 func (c *Cursor) ULEB128() uint64 {
-	// Most values fit in one byte.
-	if c.off < len(c.data) && c.data[c.off] < 0x80 && c.err == nil {
-		v := c.data[c.off]
-		c.off++
-		return uint64(v)
+	// Most values fit in one byte, and most others in two (a function's
+	// length in a range list, an index into .debug_addr).
+	if c.off+1 < len(c.data) && c.err == nil {
+		b0, b1 := c.data[c.off], c.data[c.off+1]
+		if b0 < 0x80 {
+			c.off++
+			return uint64(b0)
+		}
+		if b1 < 0x80 {
+			c.off += 2
+			return uint64(b0&0x7f) | uint64(b1)<<7
+		}
 	}
 	return c.uleb128()
 }

@@ -148,7 +148,7 @@ func FuzzCursor(f *testing.F) {
 }
 
 func TestAppendLEB128RoundTrips(t *testing.T) {
-	for _, v := range []uint64{0, 1, 63, 64, 127, 128, 624485, 1<<63 - 1, 1 << 63, math.MaxUint64} {
+	for _, v := range []uint64{0, 1, 63, 64, 127, 128, 255, 8191, 8192, 16383, 16384, 624485, 1<<63 - 1, 1 << 63, math.MaxUint64} {
 		b := AppendULEB128(nil, v)
 		if c := New("t", 0, b); c.ULEB128() != v || c.Err() != nil || c.Len() != 0 || ULEB128Len(v) != len(b) {
 			t.Errorf("ULEB128 %d: % x, ULEB128Len %d", v, b, ULEB128Len(v))
