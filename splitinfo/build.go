@@ -21,11 +21,15 @@ import (
 )
 
 // Open builds the Table of the ELF file at path (the seed's sp_init).
-func Open(path string) (*Table, error) { return elfx.OpenWith(path, FromELF) }
+func Open(path string) (*Table, error) { return elfx.OpenWith(path, fromOwnELF) }
 
 // Read builds the Table of the ELF file read from r; name is used in
 // error messages.
-func Read(name string, r io.ReaderAt) (*Table, error) { return elfx.ReadWith(name, r, FromELF) }
+func Read(name string, r io.ReaderAt) (*Table, error) { return elfx.ReadWith(name, r, fromOwnELF) }
+
+// fromOwnELF is FromELF on a file no one else reads: it lets go of each
+// mapped section's pages when it is done with them.
+func fromOwnELF(f *elfx.File) (*Table, error) { return buildTable(f, nil, true) }
 
 // FromELF builds the Table of an opened ELF file. It is how splitdbg's
 // own packages share one open file between the Table and other readers.
@@ -34,42 +38,40 @@ func FromELF(f *elfx.File) (*Table, error) { return FromELFIn(f, nil) }
 // FromELFIn builds the Table of the procedures of f within scope s (nil:
 // the whole file): each is the procedure FromELF builds, from the same
 // evidence, and nothing outside s is decoded.
-func FromELFIn(f *elfx.File, s *Scope) (*Table, error) {
+func FromELFIn(f *elfx.File, s *Scope) (*Table, error) { return buildTable(f, s, false) }
+
+// buildTable is FromELFIn; with evict, it drops the resident pages of the
+// sections it has read once it is done with them (see evictSections).
+func buildTable(f *elfx.File, s *Scope, evict bool) (*Table, error) {
 	if f.Type == elf.ET_REL {
 		return nil, fmt.Errorf("%s: relocatable object: procedures need final addresses; link it first", f.Name)
 	}
-	b := &builder{f: f, fragAt: make(map[uint64]fragRef), scope: s}
-	// Read the DWARF subprograms while the symbols are grouped: the two
-	// meet only when the subprograms are merged.
-	type subprograms struct {
-		fns funcChunks
-		err error
-	}
-	dwarfDone := make(chan subprograms, 1)
-	go func() {
-		fns, err := readSubprograms(f, s)
-		dwarfDone <- subprograms{fns, err}
-	}()
+	b := &builder{f: f, fragAt: make(map[uint64]fragRef), scope: s, evict: evict}
 	var syms []elfx.Symbol
 	var err error
 	if s != nil {
 		syms = slices.DeleteFunc(slices.Clone(s.syms), func(s elfx.Symbol) bool { return !keepSymbol(&s) })
 	} else {
 		syms, err = codeSymbols(f)
+		// The names point into the string table, not into .symtab.
+		b.evictSections(func(s *elf.Section) bool { return s.Type == elf.SHT_SYMTAB })
 	}
 	if err != nil && !errors.Is(err, elfx.ErrNoSymbols) {
-		<-dwarfDone
 		return nil, err
 	}
 	b.addSymbols(syms)
-	sp := <-dwarfDone
-	if sp.err != nil {
-		return nil, sp.err
+	// Each subprogram merges as it is read: the list of them is never
+	// held (at 300,000 functions it was as large as the table). The
+	// subprograms' names are copies, and a unit's DIEs, ranges and
+	// addresses are read once: the DWARF sections' pages go after each
+	// unit.
+	hasDWARF, err := readSubprograms(f, s, b.addDWARF, func() {
+		b.evictSections(func(s *elf.Section) bool { return strings.HasPrefix(s.Name, ".debug_") })
+	})
+	if err != nil {
+		return nil, err
 	}
-	if sp.fns != nil {
-		for fn := range sp.fns.all {
-			b.addDWARF(fn)
-		}
+	if hasDWARF {
 		b.checkDWARFCoverage()
 	}
 	if err := b.readSources(); err != nil {
@@ -92,25 +94,27 @@ func codeSymbols(f *elfx.File) ([]elfx.Symbol, error) {
 	return syms, err
 }
 
-// readSubprograms returns the subprograms with code of f's DWARF in
-// the units of scope s (nil: every unit); nil without DWARF.
-func readSubprograms(f *elfx.File, s *Scope) (funcChunks, error) {
+// readSubprograms calls add with each subprogram with code of f's
+// DWARF in the units of scope s (nil: every unit), and unitDone after
+// each unit; it reports whether f has DWARF.
+func readSubprograms(f *elfx.File, s *Scope, add func(*dwarfFunc), unitDone func()) (bool, error) {
 	d, err := dies.Load(f)
 	if err != nil || d == nil {
-		return nil, err
+		return false, err
 	}
 	lines, err := dwarfline.Load(f)
 	if err != nil {
-		return nil, err
+		return false, err
 	}
-	fns, err := dwarfFuncs(d, lines, isCodeRange, s.Units(len(d.Units()))) // its errors name the file
-	if err != nil {
-		return nil, err
+	units := func(yield func(int) bool) {
+		for ui := range s.Units(len(d.Units())) {
+			if !yield(ui) { // returns when dwarfFuncs is done with the unit
+				return
+			}
+			unitDone()
+		}
 	}
-	if fns == nil {
-		fns = funcChunks{}
-	}
-	return fns, nil
+	return true, dwarfFuncs(d, lines, isCodeRange, units, add) // its errors name the file
 }
 
 // builder merges the evidence of all sources into procedures.
@@ -124,14 +128,38 @@ type builder struct {
 	bat    *bat.Table          // set by BAT's merge
 	order  []map[uint64]uint32 // by rank: fragment start → order key (see splitSource)
 	keyers []logicalKeyer      // the sources LogicalKey asks
+	evict  bool                // let go of sections' pages (evictSections)
+}
+
+// evictSections drops from the resident set the pages of the mapped
+// sections of b's file (and its debug file) that match, once the build is
+// done with them (elfx.File.Evict): a whole-file build then holds the
+// pages of the section it reads, not of every section it has read. Only
+// a builder that owns its file does; one that shares it leaves the pages
+// for the other readers.
+func (b *builder) evictSections(match func(*elf.Section) bool) {
+	if !b.evict {
+		return
+	}
+	for o := b.f; o != nil; o = o.Debug {
+		for _, s := range o.Sections {
+			if s.Type == elf.SHT_NOBITS || s.Flags&elf.SHF_COMPRESSED != 0 || strings.HasPrefix(s.Name, ".zdebug") || !match(s) {
+				continue
+			}
+			if d, err := o.Data(s); err == nil {
+				b.f.Evict(d)
+			}
+		}
+	}
 }
 
 type bproc struct {
 	Proc
-	die     dwarf.Offset   // the subprogram that owns the entry
-	fragDIE []dwarf.Offset // per fragment: the subprogram whose ranges hold it
-	orphan  bool           // a fragment-named symbol whose parent was not found
-	dead    bool           // merged into another procedure
+	// die is the subprogram that owns the entry; each fragment's
+	// Subprogram is the one whose ranges hold it.
+	die    dwarf.Offset
+	orphan bool // a fragment-named symbol whose parent was not found
+	dead   bool // merged into another procedure
 }
 
 type fragRef struct {
@@ -144,8 +172,8 @@ func (p *bproc) conflict(addr uint64, format string, args ...any) {
 }
 
 func (b *builder) addFragment(p *bproc, f Fragment, die dwarf.Offset) {
+	f.Subprogram = die
 	p.Fragments = append(p.Fragments, f)
-	p.fragDIE = append(p.fragDIE, die)
 	p.Sources |= f.Sources
 	if _, taken := b.fragAt[f.Start]; !taken {
 		b.fragAt[f.Start] = fragRef{p, len(p.Fragments) - 1}
@@ -177,9 +205,14 @@ type symGroup struct {
 	names      []string // primary first
 	local      bool
 	file       string
-	parent     string // for fragment-named groups
-	kind       Kind
 	proc       *bproc
+}
+
+// fragment reports whether the group's name is a fragment's (foo.cold):
+// its parent is then the procedure it belongs to.
+func (g *symGroup) fragment() bool {
+	_, _, ok := fragmentName(g.names[0])
+	return ok
 }
 
 func (b *builder) addSymbols(syms []elfx.Symbol) {
@@ -229,7 +262,6 @@ func (b *builder) addSymbols(syms []elfx.Symbol) {
 			g.size = max(g.size, at[k].Size)
 		}
 		g.names = names[start:len(names):len(names)]
-		g.parent, g.kind, _ = fragmentName(g.names[0])
 		groups = append(groups, g)
 		i = j
 	}
@@ -262,7 +294,7 @@ func (b *builder) addSymbols(syms []elfx.Symbol) {
 	}
 	// Procedures start at every symbol that is not a fragment.
 	for gi := range groups {
-		if g := &groups[gi]; g.parent == "" {
+		if g := &groups[gi]; !g.fragment() {
 			g.proc = b.newProc(g)
 		}
 	}
@@ -273,11 +305,12 @@ func (b *builder) addSymbols(syms []elfx.Symbol) {
 		if g.proc != nil {
 			return g.proc
 		}
-		parent := pickParent(g, func(yield func(*symGroup)) { candidates(g.parent, yield) })
+		name, kind, _ := fragmentName(g.names[0])
+		parent := pickParent(g, func(yield func(*symGroup)) { candidates(name, yield) })
 		if parent == nil || depth > 8 {
 			g.proc = b.newProc(g)
 			g.proc.orphan = true
-			g.proc.conflict(g.addr, "fragment symbol %s has no parent symbol %s", g.names[0], g.parent)
+			g.proc.conflict(g.addr, "fragment symbol %s has no parent symbol %s", g.names[0], name)
 			return g.proc
 		}
 		p := resolve(parent, depth+1)
@@ -287,7 +320,7 @@ func (b *builder) addSymbols(syms []elfx.Symbol) {
 			g.proc.orphan = true
 			return g.proc
 		}
-		b.addFragment(p, Fragment{Range: Range{g.addr, g.addr + g.size}, Symbol: g.names[0], Kind: g.kind, Sources: FromSymbols}, 0)
+		b.addFragment(p, Fragment{Range: Range{g.addr, g.addr + g.size}, Symbol: g.names[0], Kind: kind, Sources: FromSymbols}, 0)
 		g.proc = p
 		return p
 	}
@@ -416,7 +449,7 @@ func (b *builder) claim(owner *bproc, ev evidence, r Range) {
 			if f := &owner.Fragments[i]; f.Start <= r.Start && r.End <= f.End {
 				f.Sources |= ev.src
 				if ev.die != 0 {
-					owner.fragDIE[i] = ev.die
+					f.Subprogram = ev.die
 				}
 				return
 			}
@@ -442,15 +475,15 @@ func (b *builder) claim(owner *bproc, ev evidence, r Range) {
 				moved.Kind = k
 			}
 		}
+		moved.Subprogram = 0
 		owner.Fragments = append(owner.Fragments, moved)
-		owner.fragDIE = append(owner.fragDIE, 0)
 		ref = fragRef{owner, len(owner.Fragments) - 1}
 		f = &owner.Fragments[ref.i]
 	}
 	f.Sources |= ev.src
 	owner.Sources |= ev.src
 	if ev.die != 0 {
-		owner.fragDIE[ref.i] = ev.die
+		f.Subprogram = ev.die
 	}
 	if ev.exact && r.End != f.End {
 		owner.conflict(r.Start, "symbol %s ends at %#x, DWARF range at %#x; using DWARF", f.Symbol, f.End, r.End)
@@ -460,7 +493,6 @@ func (b *builder) claim(owner *bproc, ev evidence, r Range) {
 
 func (b *builder) removeFragment(p *bproc, i int) {
 	p.Fragments = slices.Delete(p.Fragments, i, i+1)
-	p.fragDIE = slices.Delete(p.fragDIE, i, i+1)
 	for j := range p.Fragments {
 		b.fragAt[p.Fragments[j].Start] = fragRef{p, j}
 	}
@@ -481,7 +513,7 @@ func (b *builder) addDWARFOnly(fn *dwarfFunc) {
 			// (GCC's foo.part.N is a concrete out-of-line instance of foo).
 			f := &ref.p.Fragments[ref.i]
 			f.Sources |= FromDWARF
-			ref.p.fragDIE[ref.i] = fn.off
+			f.Subprogram = fn.off
 			ref.p.Sources |= FromDWARF
 			touched = true
 		}
@@ -527,7 +559,7 @@ func (b *builder) checkDWARFCoverage() {
 		}
 		for i := range p.Fragments {
 			f := &p.Fragments[i]
-			switch d := p.fragDIE[i]; {
+			switch d := f.Subprogram; {
 			case d == p.die:
 			case d == 0:
 				p.conflict(f.Start, "fragment %s [%#x,%#x) is in no DW_AT_ranges of %s", f.Symbol, f.Start, f.End, p.displayName())
@@ -581,10 +613,6 @@ func (b *builder) finish() (*Table, error) {
 		if p.dead || len(p.Fragments) == 0 {
 			continue
 		}
-		for i := range p.Fragments {
-			p.Fragments[i].Subprogram = p.fragDIE[i]
-		}
-		p.fragDIE = nil
 		// Fragment 0 holds the entry; the rest start in address order.
 		rest := p.Fragments[1:]
 		slices.SortFunc(rest, func(x, y Fragment) int { return cmp.Compare(x.Start, y.Start) })
@@ -598,6 +626,7 @@ func (b *builder) finish() (*Table, error) {
 	// among the processors.
 	parallel(len(split), func(i int) { orderLogically(split[i], decode) })
 	split = nil
+	b.evictSections(func(s *elf.Section) bool { return s.Flags&elf.SHF_EXECINSTR != 0 })
 	for _, p := range procs {
 		if len(p.Fragments) > 2 {
 			b.orderBySource(p)

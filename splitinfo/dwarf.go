@@ -51,53 +51,13 @@ const (
 	faCompDir
 )
 
-// funcChunks holds dwarfFuncs' subprograms in fixed-size chunks: a list
-// of 300,000 of them grown by appending would leave four times its size
-// in garbage behind it.
-type funcChunks [][]dwarfFunc
-
-const funcChunk = 1024
-
-func (c *funcChunks) add(fn dwarfFunc) {
-	if n := len(*c); n == 0 || len((*c)[n-1]) == funcChunk {
-		*c = append(*c, make([]dwarfFunc, 0, funcChunk))
-	}
-	last := &(*c)[len(*c)-1]
-	*last = append(*last, fn)
-}
-
-// all yields every subprogram, in the order they were added.
-func (c funcChunks) all(yield func(*dwarfFunc) bool) {
-	for _, ch := range c {
-		for i := range ch {
-			if !yield(&ch[i]) {
-				return
-			}
-		}
-	}
-}
-
-// rangeArena hands out the ranges of many subprograms from shared
-// backing arrays.
-type rangeArena []Range
-
-// add returns rs copied into the arena.
-func (a *rangeArena) add(rs []Range) []Range {
-	if cap(*a)-len(*a) < len(rs) {
-		*a = make([]Range, 0, max(4096, len(rs)))
-	}
-	start := len(*a)
-	*a = append(*a, rs...)
-	return (*a)[start:len(*a):len(*a)]
-}
-
-// dwarfFuncs reads every subprogram that has code in the units whose
-// indices units yields. isCode filters out ranges of discarded code
-// (address 0 or a tombstone).
-func dwarfFuncs(d *dies.Data, lines *dwarfline.Sections, isCode func(Range) bool, units iter.Seq[int]) (funcChunks, error) {
-	var out funcChunks
-	var arena rangeArena
+// dwarfFuncs calls yield with every subprogram that has code in the
+// units whose indices units yields; the subprogram and its ranges are
+// reused after yield returns. isCode filters out ranges of discarded
+// code (address 0 or a tombstone).
+func dwarfFuncs(d *dies.Data, lines *dwarfline.Sections, isCode func(Range) bool, units iter.Seq[int], yield func(*dwarfFunc)) error {
 	var fnRanges []Range
+	var fn dwarfFunc // one for all: it escapes to yield
 	w := d.NewWalker(funcAttrs...)
 	ref := d.NewWalker(funcAttrs...)
 	cache := make(map[dwarf.Offset]dieName)
@@ -147,7 +107,7 @@ func dwarfFuncs(d *dies.Data, lines *dwarfline.Sections, isCode func(Range) bool
 		for {
 			e, err := w.Next()
 			if err != nil {
-				return out, err
+				return err
 			}
 			if e == nil {
 				break
@@ -176,7 +136,7 @@ func dwarfFuncs(d *dies.Data, lines *dwarfline.Sections, isCode func(Range) bool
 			if rs, err = e.Ranges(rs[:0]); err != nil || len(rs) == 0 {
 				continue // a declaration, an abstract instance, or unreadable ranges
 			}
-			fn := dwarfFunc{off: e.Offset, cu: cuName}
+			fn = dwarfFunc{off: e.Offset, cu: cuName}
 			fnRanges = fnRanges[:0]
 			for _, x := range rs {
 				if rg := (Range{x[0], x[1]}); rg.Start < rg.End && isCode(rg) {
@@ -186,7 +146,7 @@ func dwarfFuncs(d *dies.Data, lines *dwarfline.Sections, isCode func(Range) bool
 			if len(fnRanges) == 0 {
 				continue
 			}
-			fn.ranges = arena.add(fnRanges)
+			fn.ranges = fnRanges
 			fn.lowPC, fn.hasLow = e.Addr(faLowpc)
 			n := nameOf(e, 0)
 			fn.name, fn.linkage, fn.line = n.name, n.linkage, int(n.line)
@@ -199,13 +159,13 @@ func dwarfFuncs(d *dies.Data, lines *dwarfline.Sections, isCode func(Range) bool
 					fn.file = files[i]
 				}
 			}
-			out.add(fn)
+			yield(&fn)
 		}
 		if err := w.Err(); err != nil {
-			return out, err
+			return err
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // unitFiles returns the file table of a unit's line program at off; nil

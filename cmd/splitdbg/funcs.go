@@ -1,12 +1,14 @@
 package main
 
 import (
+	"debug/elf"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"runtime/debug"
+	"strings"
 
+	"github.com/splitdbg/splitdbg/internal/elfx"
 	"github.com/splitdbg/splitdbg/splitinfo"
 )
 
@@ -46,17 +48,55 @@ Addresses are link-time virtual addresses, JSON numbers.`,
 }
 
 // boundHeap sets a soft limit on the Go heap for a command that builds
-// the whole file's tables: 64 MiB and 1.5 times the file's size. The
-// tables' live heap is 0.9x to 1.3x the file's size on the scale corpus
-// (GODEBUG=gctrace=1); under main's GOGC of 400 the builders' garbage
-// piled up to 3x the bytes read before a collection. The limit has the
-// collector run before that: peak RSS 14 % to 36 % lower on that corpus,
-// CPU within -17 % and +7 % (BENCHMARKS.md). A file that needs more than
-// the limit still gets it: the limit is soft.
+// the whole file's tables, from issue 19's goal for them: a peak RSS of
+// at most 1.5 times the bytes of the sections a whole-file pass reads
+// (code, .symtab, .strtab, .debug_*). The table is built from the file's
+// mapping and lets go of each section's pages when it is done with it,
+// but the code (while its branches are found) and .strtab (the symbol
+// names point into it) stay resident, and so does the program itself
+// (heapReserve): the heap gets the rest, and at least minHeap. The limit
+// is soft: a file whose tables need more gets it, at the cost of more
+// collections.
 func boundHeap(path string) {
-	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
-		debug.SetMemoryLimit(64<<20 + st.Size()/2*3)
+	f, err := elfx.Open(path)
+	if err != nil {
+		return // splitinfo.Open says why
 	}
+	defer f.Close()
+	read, resident := passBytes(f)
+	debug.SetMemoryLimit(max(minHeap, read/2*3-resident-heapReserve))
+}
+
+const (
+	heapReserve = 16 << 20 // the program's own pages and runtime
+	minHeap     = 32 << 20
+)
+
+// passBytes returns the bytes of the sections of f (and of its debug
+// file) that a whole-file pass reads, and of those the code and .strtab.
+func passBytes(f *elfx.File) (read, resident int64) {
+	seen := make(map[string]bool)
+	for o := f; o != nil; o = o.Debug {
+		for _, s := range o.Sections {
+			if seen[s.Name] {
+				continue
+			}
+			seen[s.Name] = true
+			s = f.Section(s.Name) // the one with contents, of the two files
+			if s == nil || s.Type == elf.SHT_NOBITS {
+				continue
+			}
+			size := int64(s.FileSize)
+			switch {
+			case s.Flags&elf.SHF_EXECINSTR != 0, s.Name == ".strtab":
+				read += size
+				resident += size
+			case s.Type == elf.SHT_SYMTAB, strings.HasPrefix(s.Name, ".debug_"):
+				read += size
+			}
+		}
+	}
+	return read, resident
 }
 
 // noteEmpty says on w why funcs listed nothing: the file has no functions

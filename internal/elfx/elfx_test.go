@@ -5,6 +5,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"slices"
@@ -209,4 +210,86 @@ func TestOpenMapsSections(t *testing.T) {
 	if !bytes.Equal(ca, cr) {
 		t.Errorf("ReadVA(%#x): mapped % x, read % x", text.Addr, ca, cr)
 	}
+}
+
+// TestEvict checks that Evict drops a mapped section's pages from the
+// resident set (the mapping's Rss in /proc/self/smaps) and that the
+// section reads the same bytes afterwards; on data outside the mapping
+// it does nothing.
+func TestEvict(t *testing.T) {
+	path := testbin.Path(t, "cgo")
+	f, err := elfx.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int
+	var secs [][]byte
+	for _, s := range f.Sections {
+		if s.Type == elf.SHT_NOBITS || s.Flags&elf.SHF_COMPRESSED != 0 {
+			continue
+		}
+		d, err := f.Data(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(d, raw[s.Offset:s.Offset+s.FileSize]) {
+			t.Fatalf("%s: mapped contents differ from the file's", s.Name)
+		}
+		for i := range d {
+			total += int(d[i])
+		}
+		secs = append(secs, d)
+	}
+	before, ok := mappedRss(t, path)
+	if !ok {
+		t.Skip("no /proc/self/smaps entry for the mapping")
+	}
+	for _, d := range secs {
+		f.Evict(d)
+	}
+	f.Evict(raw) // not in the mapping: left alone
+	after, _ := mappedRss(t, path)
+	// What stays: the headers, and pages that hold the ends of two
+	// sections.
+	if after > before/2 {
+		t.Errorf("mapping's Rss %d KiB before Evict, %d KiB after: want most pages gone", before, after)
+	}
+	for _, s := range f.Sections {
+		if s.Type == elf.SHT_NOBITS || s.Flags&elf.SHF_COMPRESSED != 0 {
+			continue
+		}
+		d, _ := f.Data(s)
+		if !bytes.Equal(d, raw[s.Offset:s.Offset+s.FileSize]) {
+			t.Fatalf("%s: contents differ after Evict", s.Name)
+		}
+	}
+}
+
+// mappedRss returns the Rss in KiB of the process's mapping of path.
+func mappedRss(t *testing.T, path string) (int, bool) {
+	b, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		return 0, false
+	}
+	in, found, rss := false, false, 0
+	for line := range strings.Lines(string(b)) {
+		fields := strings.Fields(line)
+		if len(fields) >= 6 && strings.Contains(fields[0], "-") && !strings.HasSuffix(fields[0], ":") {
+			in = strings.HasSuffix(strings.TrimSpace(line), path)
+			continue
+		}
+		if in && len(fields) >= 2 && fields[0] == "Rss:" {
+			var kb int
+			if _, err := fmt.Sscan(fields[1], &kb); err == nil {
+				rss += kb
+				found = true
+			}
+		}
+	}
+	return rss, found
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"sync"
 	"syscall"
+	"unsafe"
 )
 
 // A mapping is a file mapped read-only into memory. Section contents
@@ -65,4 +66,39 @@ func mapFile(m *os.File, st os.FileInfo) []byte {
 		mappings.m[key] = b
 	}
 	return b
+}
+
+// Evict drops from the process's resident set the pages of f's mapping
+// (or its debug file's) that lie wholly inside b, section data that Data
+// returned. The pages stay in the page cache: a later read of b faults
+// them in again from it, with the same bytes. A pass over the whole file
+// calls it for the sections it is done with, so that its peak RSS does
+// not hold every page it has read. Data not in a mapping (a file read
+// through a reader, a decompressed section) is left alone.
+func (f *File) Evict(b []byte) {
+	for o := f; o != nil; o = o.Debug {
+		if o.mapped && evictIn(o.mem, b) {
+			return
+		}
+	}
+}
+
+// evictIn drops the pages of mapping mem inside b, and reports whether
+// b is in mem.
+func evictIn(mem, b []byte) bool {
+	if len(b) == 0 || len(mem) == 0 {
+		return false
+	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(mem)))
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	if start < base || start-base > uintptr(len(mem)) || uintptr(len(b)) > uintptr(len(mem))-(start-base) {
+		return false
+	}
+	page := uintptr(os.Getpagesize())
+	lo := (start - base + page - 1) &^ (page - 1) // a mapping starts on a page
+	hi := (start - base + uintptr(len(b))) &^ (page - 1)
+	if lo < hi {
+		syscall.Madvise(mem[lo:hi], syscall.MADV_DONTNEED) // advice: nothing to do if refused
+	}
+	return true
 }
