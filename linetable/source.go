@@ -16,9 +16,11 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"slices"
 
 	"github.com/splitdbg/splitdbg/internal/dies"
 	"github.com/splitdbg/splitdbg/internal/dwarfline"
+	"github.com/splitdbg/splitdbg/splitinfo"
 )
 
 // Row is one row of a line program.
@@ -49,73 +51,106 @@ type Source interface {
 // DWARFSource reads the .debug_line program of every compile unit, with
 // splitdbg's own decoder (internal/dwarfline).
 type DWARFSource struct {
-	d     *dwarf.Data
-	secs  *dwarfline.Sections
-	units *dies.Reader
-	// With scoped, only the units whose first entries are at only are
-	// read, in order.
-	only   []dwarf.Offset
-	scoped bool
+	secs *dwarfline.Sections
+	// unit returns the next unit's line program offset (ok false if it
+	// has none), compilation directory and address size; done after the
+	// last unit.
+	unit   func() (u lineUnit, ok, done bool, err error)
 	prog   *dwarfline.Program
 	names  []string // cleaned names of prog's files
 	raw    []*FileNames
-	seen   map[int64]bool
+	seen   map[uint64]bool
 	row    dwarfline.Row
 	inSeq  bool
 	lastPC uint64
+	hint   int
+}
+
+// lineUnit is what a compile unit's first entry says of its line
+// program.
+type lineUnit struct {
+	stmtList uint64
+	compDir  string
+	addrSize int
 }
 
 // NewDWARFSource returns the line rows of d, whose line programs are in
 // line (the contents of .debug_line), with the strings they refer to in
 // lineStr (.debug_line_str, DWARF 5) and str (.debug_str).
 func NewDWARFSource(d *dwarf.Data, line, lineStr, str []byte) *DWARFSource {
-	return newDWARFSource(d, &dwarfline.Sections{Line: line, LineStr: lineStr, Str: str})
+	units := dies.NewReader(d)
+	secs := &dwarfline.Sections{Line: line, LineStr: lineStr, Str: str}
+	return &DWARFSource{secs: secs, seen: make(map[uint64]bool), hint: len(line) / 3,
+		unit: func() (lineUnit, bool, bool, error) {
+			cu, err := units.Next()
+			if err != nil {
+				return lineUnit{}, false, false, fmt.Errorf("DWARF: %w", err)
+			}
+			if cu == nil {
+				return lineUnit{}, false, true, nil
+			}
+			units.SkipChildren()
+			off, ok := cu.Val(dwarf.AttrStmtList).(int64)
+			if !ok || cu.Tag != dwarf.TagCompileUnit && cu.Tag != dwarf.TagPartialUnit {
+				return lineUnit{}, false, false, nil
+			}
+			compDir, _ := cu.Val(dwarf.AttrCompDir).(string)
+			return lineUnit{uint64(off), compDir, units.AddressSize()}, true, false, nil
+		}}
 }
 
-func newDWARFSource(d *dwarf.Data, secs *dwarfline.Sections) *DWARFSource {
-	return &DWARFSource{d: d, secs: secs, units: dies.NewReader(d), seen: make(map[int64]bool)}
-}
-
-// SizeHint estimates the number of rows: a row takes at least one byte
-// of line program and usually about three.
-func (s *DWARFSource) SizeHint() int {
-	if s.scoped {
-		return 0 // a few units' share of the section is not known
+// newUnitsSource returns the line rows of the units of d (those of
+// scope s; nil: every unit), whose line programs are in secs: it reads
+// each unit's first entry alone (a dies.Walker), as NewInlines reads
+// the same units.
+func newUnitsSource(d *dies.Data, secs *dwarfline.Sections, s *splitinfo.Scope) *DWARFSource {
+	w := d.NewWalker(dwarf.AttrStmtList, dwarf.AttrCompDir)
+	units := slices.Collect(s.Units(len(d.Units())))
+	src := &DWARFSource{secs: secs, seen: make(map[uint64]bool),
+		unit: func() (lineUnit, bool, bool, error) {
+			if len(units) == 0 {
+				return lineUnit{}, false, true, nil
+			}
+			w.Reset(units[0])
+			units = units[1:]
+			cu, err := w.Next()
+			if err != nil {
+				return lineUnit{}, false, false, err
+			}
+			if cu == nil || cu.Tag != dwarf.TagCompileUnit && cu.Tag != dwarf.TagPartialUnit {
+				return lineUnit{}, false, false, nil
+			}
+			off, ok := cu.SecOffset(0)
+			compDir, _ := cu.String(1)
+			return lineUnit{off, compDir, int(w.Unit().AddrSize)}, ok, false, nil
+		}}
+	if s == nil {
+		// A row takes at least one byte of line program and usually
+		// about three; a few units' share of the section is not known.
+		src.hint = len(secs.Line) / 3
 	}
-	return len(s.secs.Line) / 3
+	return src
 }
+
+// SizeHint estimates the number of rows.
+func (s *DWARFSource) SizeHint() int { return s.hint }
 
 // Next implements Source.
 func (s *DWARFSource) Next(r *Row) error {
 	for {
 		if s.prog == nil {
-			if s.scoped {
-				if len(s.only) == 0 {
-					return io.EOF
-				}
-				s.units.Seek(s.only[0])
-				s.only = s.only[1:]
-			}
-			cu, err := s.units.Next()
+			u, ok, done, err := s.unit()
 			if err != nil {
-				return fmt.Errorf("DWARF: %w", err)
+				return err
 			}
-			if cu == nil {
+			if done {
 				return io.EOF
 			}
-			if !s.scoped {
-				s.units.SkipChildren()
-			}
-			if cu.Tag != dwarf.TagCompileUnit && cu.Tag != dwarf.TagPartialUnit {
+			if !ok || s.seen[u.stmtList] {
 				continue
 			}
-			off, ok := cu.Val(dwarf.AttrStmtList).(int64)
-			if !ok || s.seen[off] {
-				continue
-			}
-			s.seen[off] = true
-			compDir, _ := cu.Val(dwarf.AttrCompDir).(string)
-			prog, err := dwarfline.New(s.secs, uint64(off), compDir, s.units.AddressSize())
+			s.seen[u.stmtList] = true
+			prog, err := dwarfline.New(s.secs, u.stmtList, u.compDir, u.addrSize)
 			if err != nil {
 				return err
 			}

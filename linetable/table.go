@@ -15,6 +15,7 @@ import (
 
 	"github.com/splitdbg/splitdbg/esl"
 	"github.com/splitdbg/splitdbg/internal/addrindex"
+	"github.com/splitdbg/splitdbg/internal/dies"
 	"github.com/splitdbg/splitdbg/internal/dwarfline"
 	"github.com/splitdbg/splitdbg/internal/elfx"
 	"github.com/splitdbg/splitdbg/splitinfo"
@@ -125,7 +126,7 @@ func FromELFIn(f *elfx.File, procs *splitinfo.Table, s *splitinfo.Scope) (*Table
 
 func lineSource(f *elfx.File, scope *splitinfo.Scope) (Source, error) {
 	if f.Section(".debug_line") != nil {
-		d, err := f.DWARF()
+		d, err := dies.Load(f)
 		if err != nil {
 			return nil, err
 		}
@@ -134,9 +135,7 @@ func lineSource(f *elfx.File, scope *splitinfo.Scope) (Source, error) {
 			if err != nil {
 				return nil, err
 			}
-			src := newDWARFSource(d, secs)
-			src.only, src.scoped = scope.Entries(), scope != nil
-			return src, nil
+			return newUnitsSource(d, secs, scope), nil
 		}
 	}
 	data, s, err := f.SectionData(esl.SectionName)
