@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/splitdbg/splitdbg/internal/addrlines"
 	"github.com/splitdbg/splitdbg/internal/elfx"
@@ -137,55 +138,68 @@ type module struct {
 }
 
 // Serve answers each line of in, flushing whenever in has nothing more
-// buffered, so that a peer waiting for each answer gets it. The lines
-// already buffered are prepared in order (parsed, their files read,
-// errors reported) and then answered on every core, each core a
-// contiguous share of them, and written in order.
+// to give at once, so that a peer waiting for each answer gets it. It
+// works as a pipeline: one goroutine reads lines (feed), the caller's
+// goroutine prepares each batch of them in order (parses them, reads
+// their files, reports errors), every core renders a prepared batch in
+// address order (renderBatch), and while one batch renders the caller's
+// goroutine writes the one before it, in input order, and prepares the
+// one after.
 func (s *Server) Serve(in io.Reader, out *bufio.Writer) error {
-	r := bufio.NewReaderSize(in, 256<<10)
-	workers := runtime.GOMAXPROCS(0)
+	fd := startFeed(in)
+	defer fd.stop()
 	var (
-		lines []byte // the batch's lines, back to back
-		ends  []int
-		b     = batch{bufs: make([][]byte, workers), frames: make([][]Frame, workers)}
+		states   [2]batch
+		flight   *batch // rendering, not yet written
+		wait     func()
+		nextFree = 0
 	)
+	// finish waits for the batch in flight and writes it.
+	finish := func() {
+		if flight == nil {
+			return
+		}
+		wait()
+		flight.write(out)
+		flight = nil
+	}
 	for {
-		line, err := r.ReadSlice('\n')
-		for err == bufio.ErrBufferFull {
-			// llvm-symbolizer reads lines of at most 1023 bytes; a longer
-			// line is answered in pieces as it would be.
-			var more []byte
-			more, err = r.ReadSlice('\n')
-			line = append(append([]byte(nil), line...), more...)
-		}
-		for len(line) > 0 {
-			n := min(len(line), 1023)
-			lines = append(lines, line[:n]...)
-			ends = append(ends, len(lines))
-			line = line[n:]
-		}
-		if err != nil && err != io.EOF {
-			return err
-		}
-		if len(ends) > 0 && (err == io.EOF || r.Buffered() == 0 || len(ends) >= 1<<batchBits-1023) {
-			// A very long line can make more pieces than a batch holds.
-			for start := 0; start < len(ends); start += 1 << batchBits {
-				part := ends[start:min(len(ends), start+1<<batchBits)]
-				from := 0
-				if start > 0 {
-					from = ends[start-1]
-				}
-				s.answerBatch(&b, lines[:part[len(part)-1]], part, from, out)
-			}
-			lines, ends = lines[:0], ends[:0]
-		}
-		if err == io.EOF {
-			return out.Flush()
-		}
-		if r.Buffered() == 0 {
+		lb, ready := fd.tryNext()
+		if !ready {
+			// The reader has nothing yet: answer every line read so far
+			// before waiting for more.
+			finish()
 			if err := out.Flush(); err != nil {
 				return err
 			}
+			lb = fd.next()
+		}
+		if lb.panicked != nil {
+			finish()
+			panic(lb.panicked.v)
+		}
+		for start := 0; start < len(lb.ends); start += serveBatch {
+			// A run can hold more lines than a batch.
+			part := lb.ends[start:min(len(lb.ends), start+serveBatch)]
+			from := 0
+			if start > 0 {
+				from = lb.ends[start-1]
+			}
+			b := &states[nextFree]
+			nextFree ^= 1
+			s.prepareBatch(b, lb.lines[:part[len(part)-1]], part, from)
+			w := s.renderBatch(b)
+			finish() // the batch before, while this one renders
+			flight, wait = b, w
+		}
+		err := lb.err
+		fd.recycle(lb)
+		if err != nil {
+			finish()
+			if ferr := out.Flush(); err == io.EOF {
+				return ferr
+			}
+			return err
 		}
 	}
 }
@@ -194,50 +208,118 @@ func (s *Server) Serve(in io.Reader, out *bufio.Writer) error {
 // below the address in a sort key.
 const batchBits = 14
 
-// answerBatch answers the lines lines[ends[k-1]:ends[k]] (the first
-// from start) into out, at most 1<<batchBits of them. The
-// lines are prepared in order; then their answers are rendered in address
-// order, so that neighbours share cache lines, by len(bufs) goroutines,
-// each taking a contiguous run of that order into its own buffer with its
-// own frames; and written in input order.
-func (s *Server) answerBatch(b *batch, lines []byte, ends []int, start int, out *bufio.Writer) {
-	js := b.jobs[:0]
-	for _, end := range ends {
-		js = append(js, s.prepare(lines[start:end]))
+// serveBatch is the size of Serve's batches: two are in flight, one
+// rendering while the one before it is written, in the memory one batch
+// of 1<<batchBits took.
+const serveBatch = 1 << (batchBits - 1)
+
+// batch is one batch of input lines on its way through Serve, its
+// scratch space kept across batches.
+type batch struct {
+	n      int
+	plain  []bool       // per line, whether it is a plain address in --obj's file
+	addrs  []uint64     // per line, its address
+	jobs   []job        // per line that is not plain, its prepared request
+	order  []uint64     // addrOrder's keys
+	spans  []span       // per line, where its answer is
+	bufs   [][]byte     // per chunk of order (renderChunk answers)
+	frames [][]Frame    // per renderer
+	next   atomic.Int64 // the next chunk of order to render
+}
+
+// span is where an answer is: in which buffer, from where to where.
+type span struct{ buf, start, end int32 }
+
+// prepareBatch prepares the lines lines[ends[k-1]:ends[k]] (the first
+// from start) into b, in order, at most serveBatch of them, and sorts
+// them by address. A plain address in --obj's file (the common request)
+// is kept as its address alone.
+func (s *Server) prepareBatch(b *batch, lines []byte, ends []int, start int) {
+	n := len(ends)
+	b.n = n
+	b.plain = slices.Grow(b.plain[:0], n)[:n]
+	b.addrs = slices.Grow(b.addrs[:0], n)[:n]
+	for k, end := range ends {
+		line := lines[start:end]
 		start = end
+		if s.objMod != nil {
+			if addr, ok := quickAddr(line, s.Addr2line); ok {
+				b.plain[k], b.addrs[k] = true, addr
+				continue
+			}
+		}
+		if len(b.jobs) < n {
+			b.jobs = slices.Grow(b.jobs, n-len(b.jobs))[:n]
+		}
+		b.plain[k] = false
+		b.jobs[k] = s.prepare(line)
+		b.addrs[k] = b.jobs[k].q.addr
 	}
-	b.jobs = js
-	b.order = addrOrder(b.order, len(js), func(k int) (uint64, bool) { return js[k].q.addr, true })
-	b.spans = slices.Grow(b.spans[:0], len(js))[:len(js)]
-	workers := len(b.bufs)
-	if len(js) < 256 {
+	b.order = addrOrder(b.order, n, func(k int) (uint64, bool) { return b.addrs[k], true })
+	b.spans = slices.Grow(b.spans[:0], n)[:n]
+}
+
+// renderChunk is how many answers, neighbours in address order, a
+// renderer takes at a time.
+const renderChunk = 256
+
+// renderBatch renders the answers of b in address order, so that
+// neighbours share cache lines, each chunk of renderChunk answers of that
+// order into a buffer of its own: for a large batch on one goroutine per
+// core, each taking the next chunk, and returns a function that waits
+// for them; for a small one at once.
+func (s *Server) renderBatch(b *batch) (wait func()) {
+	workers := runtime.GOMAXPROCS(0)
+	if b.n < renderChunk {
 		workers = 1
 	}
-	per := (len(js) + workers - 1) / workers
-	var waits []func()
-	for w := 0; w < workers; w++ {
-		part := b.order[min(len(js), w*per):min(len(js), (w+1)*per)]
-		render := func() {
-			buf := b.bufs[w][:0]
-			for _, key := range part {
+	if chunks := (len(b.order) + renderChunk - 1) / renderChunk; len(b.bufs) < chunks {
+		b.bufs = append(b.bufs, make([][]byte, chunks-len(b.bufs))...)
+	}
+	if len(b.frames) < workers {
+		b.frames = append(b.frames, make([][]Frame, workers-len(b.frames))...)
+	}
+	b.next.Store(0)
+	render := func(w int) {
+		for {
+			at := int(b.next.Add(renderChunk)) - renderChunk
+			if at >= len(b.order) {
+				break
+			}
+			c := at / renderChunk
+			buf := b.bufs[c][:0]
+			for _, key := range b.order[at:min(len(b.order), at+renderChunk)] {
 				k := int(key & (1<<batchBits - 1))
 				from := len(buf)
-				buf = s.renderLine(buf, &js[k], &b.frames[w])
-				b.spans[k] = span{int32(w), int32(from), int32(len(buf))}
+				if b.plain[k] {
+					buf = s.renderPlain(buf, b.addrs[k], &b.frames[w])
+				} else {
+					buf = s.renderLine(buf, &b.jobs[k], &b.frames[w])
+				}
+				b.spans[k] = span{int32(c), int32(from), int32(len(buf))}
 			}
-			b.bufs[w] = buf
+			b.bufs[c] = buf
 		}
-		if w == workers-1 {
-			render()
-			break
+	}
+	if workers == 1 {
+		render(0)
+		return func() {}
+	}
+	waits := make([]func(), workers)
+	for w := range waits {
+		waits[w] = goCarry(func() { render(w) })
+	}
+	return func() {
+		for _, wait := range waits {
+			wait()
 		}
-		waits = append(waits, goCarry(render))
 	}
-	for _, wait := range waits {
-		wait()
-	}
-	for _, sp := range b.spans {
-		out.Write(b.bufs[sp.w][sp.start:sp.end])
+}
+
+// write writes the rendered answers of b in input order.
+func (b *batch) write(out *bufio.Writer) {
+	for _, sp := range b.spans[:b.n] {
+		out.Write(b.bufs[sp.buf][sp.start:sp.end])
 	}
 }
 
@@ -267,22 +349,23 @@ func addrOrder(order []uint64, n int, addr func(k int) (uint64, bool)) []uint64 
 	return order
 }
 
-// batch is the scratch space of answerBatch, kept across batches.
-type batch struct {
-	jobs   []job
-	order  []uint64 // addrOrder's keys
-	spans  []span   // per job, where its answer is
-	bufs   [][]byte // per goroutine
-	frames [][]Frame
-}
-
-// span is where an answer is: in which buffer, from where to where.
-type span struct{ w, start, end int32 }
-
 // renderLine appends a stream answer: in JSON one line.
 func (s *Server) renderLine(b []byte, j *job, frames *[]Frame) []byte {
 	start := len(b)
 	b = s.render(b, j, frames)
+	return s.endLine(b, start)
+}
+
+// renderPlain is renderLine for a plain address in --obj's file (the
+// job prepare makes of it).
+func (s *Server) renderPlain(b []byte, addr uint64, frames *[]Frame) []byte {
+	start := len(b)
+	b = s.renderCode(b, s.objMod.m, &Request{Module: s.Obj, Addr: addr, HasAddr: true}, addr-s.Adjust, frames)
+	return s.endLine(b, start)
+}
+
+// endLine ends the stream answer that starts at b[start:].
+func (s *Server) endLine(b []byte, start int) []byte {
 	if s.Printer.Style == JSON {
 		if s.Printer.Pretty {
 			b = append(b[:start], indentJSON(b[start:])...)
@@ -667,6 +750,12 @@ func (s *Server) render(b []byte, j *job, frames *[]Frame) []byte {
 		*frames = m.Symbol((*frames)[:0], q.symbol, q.symOff, &s.Options)
 		return s.Printer.AppendCode(b, req, *frames)
 	}
+	return s.renderCode(b, m, req, addr, frames)
+}
+
+// renderCode appends the answer for code address addr of m (the
+// request's address less --adjust-vma).
+func (s *Server) renderCode(b []byte, m *Module, req *Request, addr uint64, frames *[]Frame) []byte {
 	o := s.Options
 	o.Inlines = s.Inlines || s.Printer.Style == GNU
 	*frames = m.Frames((*frames)[:0], addr, &o)
