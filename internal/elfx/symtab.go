@@ -3,6 +3,7 @@ package elfx
 import (
 	"bytes"
 	"debug/elf"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"unsafe"
@@ -90,19 +91,19 @@ func (f *File) eachSymbol(keep entryFilter, yield func(*elf.Symbol)) error {
 		return fmt.Errorf("%s: %w", f.Name, cursor.Errorf(tab.Name, int64(len(data)/size*size), cursor.ErrCorrupt,
 			"%d bytes is not a whole number of %d-byte symbols", len(data), size))
 	}
-	bo := f.ByteOrder
+	bo := order{big: f.ByteOrder == binary.BigEndian}
 	var s elf.Symbol
 	for off := size; off < len(data); off += size {
 		e := data[off : off+size]
-		name := bo.Uint32(e) // st_name leads both classes' entries
+		name := bo.u32(e) // st_name leads both classes' entries
 		if size == elf.Sym64Size {
 			s.Info, s.Other = e[4], e[5]
-			s.Section = elf.SectionIndex(bo.Uint16(e[6:]))
-			s.Value, s.Size = bo.Uint64(e[8:]), bo.Uint64(e[16:])
+			s.Section = elf.SectionIndex(bo.u16(e[6:]))
+			s.Value, s.Size = bo.u64(e[8:]), bo.u64(e[16:])
 		} else {
-			s.Value, s.Size = uint64(bo.Uint32(e[4:])), uint64(bo.Uint32(e[8:]))
+			s.Value, s.Size = uint64(bo.u32(e[4:])), uint64(bo.u32(e[8:]))
 			s.Info, s.Other = e[12], e[13]
-			s.Section = elf.SectionIndex(bo.Uint16(e[14:]))
+			s.Section = elf.SectionIndex(bo.u16(e[14:]))
 		}
 		if keep != nil && elf.ST_TYPE(s.Info) != elf.STT_FILE {
 			var rest []byte
@@ -118,6 +119,32 @@ func (f *File) eachSymbol(keep entryFilter, yield func(*elf.Symbol)) error {
 		yield(&s)
 	}
 	return nil
+}
+
+// order reads the fields of a table entry in the file's byte order
+// without a call through binary.ByteOrder's interface for each: a pass
+// reads four fields of each of 600,000 entries.
+type order struct{ big bool }
+
+func (o order) u16(b []byte) uint16 {
+	if o.big {
+		return binary.BigEndian.Uint16(b)
+	}
+	return binary.LittleEndian.Uint16(b)
+}
+
+func (o order) u32(b []byte) uint32 {
+	if o.big {
+		return binary.BigEndian.Uint32(b)
+	}
+	return binary.LittleEndian.Uint32(b)
+}
+
+func (o order) u64(b []byte) uint64 {
+	if o.big {
+		return binary.BigEndian.Uint64(b)
+	}
+	return binary.LittleEndian.Uint64(b)
 }
 
 // SymtabLen returns the number of entries of the file's own .symtab
