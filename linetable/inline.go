@@ -129,6 +129,37 @@ func (x *Inlines) ChainOf(i int, yield func(*Scope) bool) (inUnit bool) {
 	return true
 }
 
+// Innermost returns the innermost scope of piece i (-1: none), the
+// first ChainOf yields, or nil.
+func (x *Inlines) Innermost(i int) *Scope {
+	if i < 0 || x.owner[i] <= 0 {
+		return nil
+	}
+	return &x.scopes[x.owner[i]-1]
+}
+
+// Touch reads what a caller of ChainOf reads of the chain from scope s
+// (from Innermost): the scopes and the first bytes of their names, and
+// returns a sum of it. A caller that looks up many addresses touches
+// each one's chain before answering any, so that their cache misses
+// overlap instead of following each other.
+func (x *Inlines) Touch(s *Scope) uint64 {
+	var sum uint64
+	for s != nil {
+		sum += uint64(len(s.Name)) + uint64(s.CallLine)
+		if n := s.LinkageName; n != "" {
+			sum += uint64(n[0])
+		} else if n := s.Name; n != "" {
+			sum += uint64(n[0])
+		}
+		if !s.Inlined || s.parent < 0 {
+			break
+		}
+		s = &x.scopes[s.parent]
+	}
+	return sum
+}
+
 // InUnit reports whether a compile unit's ranges hold pc.
 func (x *Inlines) InUnit(pc uint64) bool {
 	return x.Chain(pc, func(*Scope) bool { return false })

@@ -123,7 +123,17 @@ type LineInfo struct {
 // pc in its sequence), with the file's header names and the row's
 // discriminator. It does not allocate.
 func (t *Table) LineInfo(pc uint64) (LineInfo, bool) {
-	i := t.rowAt(pc)
+	return t.LineInfoAt(t.RowIndex(pc))
+}
+
+// RowIndex returns the index of the row LineInfo reads for pc, or -1:
+// a caller that looks up many addresses can find all their rows before
+// reading any (LineInfoAt), so that the memory reads of the searches
+// overlap.
+func (t *Table) RowIndex(pc uint64) int { return t.rowAt(pc) }
+
+// LineInfoAt returns the position of row i from RowIndex, false for -1.
+func (t *Table) LineInfoAt(i int) (LineInfo, bool) {
 	if i < 0 {
 		return LineInfo{}, false
 	}

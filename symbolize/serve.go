@@ -224,6 +224,7 @@ type batch struct {
 	spans  []span       // per line, where its answer is
 	bufs   [][]byte     // per chunk of order (renderChunk answers)
 	frames [][]Frame    // per renderer
+	warmed []uint64     // per renderer, what Module.warm read
 	next   atomic.Int64 // the next chunk of order to render
 }
 
@@ -260,8 +261,13 @@ func (s *Server) prepareBatch(b *batch, lines []byte, ends []int, start int) {
 }
 
 // renderChunk is how many answers, neighbours in address order, a
-// renderer takes at a time.
-const renderChunk = 256
+// renderer takes at a time; it renders them warmGroup at a time, each
+// group's records read ahead for all its addresses at once
+// (Module.warm).
+const (
+	renderChunk = 256
+	warmGroup   = 32
+)
 
 // renderBatch renders the answers of b in address order, so that
 // neighbours share cache lines, each chunk of renderChunk answers of that
@@ -278,9 +284,15 @@ func (s *Server) renderBatch(b *batch) (wait func()) {
 	}
 	if len(b.frames) < workers {
 		b.frames = append(b.frames, make([][]Frame, workers-len(b.frames))...)
+		b.warmed = append(b.warmed, make([]uint64, workers-len(b.warmed))...)
 	}
 	b.next.Store(0)
 	render := func(w int) {
+		var (
+			addrs [warmGroup]uint64
+			where [warmGroup]found
+			sum   uint64
+		)
 		for {
 			at := int(b.next.Add(renderChunk)) - renderChunk
 			if at >= len(b.order) {
@@ -288,18 +300,30 @@ func (s *Server) renderBatch(b *batch) (wait func()) {
 			}
 			c := at / renderChunk
 			buf := b.bufs[c][:0]
-			for _, key := range b.order[at:min(len(b.order), at+renderChunk)] {
-				k := int(key & (1<<batchBits - 1))
-				from := len(buf)
-				if b.plain[k] {
-					buf = s.renderPlain(buf, b.addrs[k], &b.frames[w])
-				} else {
-					buf = s.renderLine(buf, &b.jobs[k], &b.frames[w])
+			keys := b.order[at:min(len(b.order), at+renderChunk)]
+			for len(keys) > 0 {
+				group := keys[:min(len(keys), warmGroup)]
+				keys = keys[len(group):]
+				if s.objMod != nil {
+					for i, key := range group {
+						addrs[i] = b.addrs[key&(1<<batchBits-1)] - s.Adjust
+					}
+					sum += s.objMod.m.warm(addrs[:len(group)], where[:len(group)])
 				}
-				b.spans[k] = span{int32(c), int32(from), int32(len(buf))}
+				for i, key := range group {
+					k := int(key & (1<<batchBits - 1))
+					from := len(buf)
+					if b.plain[k] {
+						buf = s.renderPlain(buf, addrs[i], where[i], &b.frames[w])
+					} else {
+						buf = s.renderLine(buf, &b.jobs[k], &b.frames[w])
+					}
+					b.spans[k] = span{int32(c), int32(from), int32(len(buf))}
+				}
 			}
 			b.bufs[c] = buf
 		}
+		b.warmed[w] = sum
 	}
 	if workers == 1 {
 		render(0)
@@ -357,10 +381,12 @@ func (s *Server) renderLine(b []byte, j *job, frames *[]Frame) []byte {
 }
 
 // renderPlain is renderLine for a plain address in --obj's file (the
-// job prepare makes of it).
-func (s *Server) renderPlain(b []byte, addr uint64, frames *[]Frame) []byte {
+// job prepare makes of it), less --adjust-vma, found at where.
+func (s *Server) renderPlain(b []byte, addr uint64, where found, frames *[]Frame) []byte {
 	start := len(b)
-	b = s.renderCode(b, s.objMod.m, &Request{Module: s.Obj, Addr: addr, HasAddr: true}, addr-s.Adjust, frames)
+	o := s.codeOptions()
+	*frames = s.objMod.m.framesAt((*frames)[:0], addr, where, &o)
+	b = s.appendCode(b, &Request{Module: s.Obj, Addr: addr + s.Adjust, HasAddr: true}, *frames)
 	return s.endLine(b, start)
 }
 
@@ -756,13 +782,23 @@ func (s *Server) render(b []byte, j *job, frames *[]Frame) []byte {
 // renderCode appends the answer for code address addr of m (the
 // request's address less --adjust-vma).
 func (s *Server) renderCode(b []byte, m *Module, req *Request, addr uint64, frames *[]Frame) []byte {
+	o := s.codeOptions()
+	*frames = m.Frames((*frames)[:0], addr, &o)
+	return s.appendCode(b, req, *frames)
+}
+
+// codeOptions are the options of a code address's lookup.
+func (s *Server) codeOptions() Options {
 	o := s.Options
 	o.Inlines = s.Inlines || s.Printer.Style == GNU
-	*frames = m.Frames((*frames)[:0], addr, &o)
-	fs := *frames
+	return o
+}
+
+// appendCode appends the answer for a code address with frames.
+func (s *Server) appendCode(b []byte, req *Request, frames []Frame) []byte {
 	if !s.Inlines && s.Printer.Style == GNU {
 		// llvm-addr2line's single frame is the innermost of the chain.
-		fs = fs[:1]
+		frames = frames[:1]
 	}
-	return s.Printer.AppendCode(b, req, fs)
+	return s.Printer.AppendCode(b, req, frames)
 }

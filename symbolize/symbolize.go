@@ -123,9 +123,53 @@ type Frame struct {
 // the extended slice. With Inlines it appends at least one frame. It
 // allocates only to grow dst and to demangle.
 func (m *Module) Frames(dst []Frame, addr uint64, o *Options) []Frame {
+	return m.framesAt(dst, addr, m.find(addr), o)
+}
+
+// found is where Frames looks first: the piece of the inline partition
+// holding an address and its line-table row.
+type found struct{ piece, row int }
+
+func (m *Module) find(addr uint64) found {
+	return found{m.inlines.Piece(addr), m.lines.RowIndex(addr)}
+}
+
+// warm finds addrs' pieces and rows into at (at[i] for addrs[i], at
+// most warmGroup of them), then reads the records their frames read
+// first (their scopes and symbols, then those records' names), each
+// step for every address before the next, so that the cache misses of
+// different addresses overlap. It returns a sum of what it read, for
+// the caller to keep.
+func (m *Module) warm(addrs []uint64, at []found) uint64 {
+	for i, a := range addrs {
+		at[i] = m.find(a)
+	}
+	var (
+		scopes [warmGroup]*linetable.Scope
+		syms   [warmGroup]*symbol
+	)
+	for i := range addrs {
+		p := at[i].piece
+		scopes[i] = m.inlines.Innermost(p)
+		if p >= 0 && m.names[p] > 0 {
+			syms[i] = &m.syms.syms[m.names[p]-1]
+		}
+	}
+	var sum uint64
+	for i := range addrs {
+		sum += m.inlines.Touch(scopes[i])
+		if s := syms[i]; s != nil && s.name != "" {
+			sum += uint64(s.name[0])
+		}
+	}
+	return sum
+}
+
+// framesAt is Frames of addr, found at where.
+func (m *Module) framesAt(dst []Frame, addr uint64, where found, o *Options) []Frame {
 	base := len(dst)
-	piece := m.inlines.Piece(addr)
-	dst = m.dwarfFrames(dst, piece, addr, o)
+	piece := where.piece
+	dst = m.dwarfFrames(dst, piece, where.row, o)
 	noDWARF := len(dst) == base
 	if noDWARF {
 		dst = append(dst, Frame{})
@@ -146,14 +190,14 @@ func (m *Module) Frames(dst []Frame, addr uint64, o *Options) []Frame {
 // dwarfFrames appends addr's frames from DWARF: the scopes holding it
 // (those of its piece of the inline partition), or with none only its
 // line-table position; nothing outside every compile unit.
-func (m *Module) dwarfFrames(dst []Frame, piece int, addr uint64, o *Options) []Frame {
+func (m *Module) dwarfFrames(dst []Frame, piece, row int, o *Options) []Frame {
 	base := len(dst)
 	var prev *linetable.Scope
 	inUnit := m.inlines.ChainOf(piece, func(s *linetable.Scope) bool {
 		f := Frame{Function: scopeName(s, o.Functions), StartFile: s.DeclFile.Name(o.Paths), StartLine: s.DeclLine,
 			StartAddr: s.LowPC, HasStartAddr: s.HasLowPC}
 		if prev == nil {
-			m.position(&f, addr, o)
+			m.position(&f, row, o)
 		} else {
 			f.File = prev.CallFile.Name(o.Paths)
 			f.Line, f.Column, f.Discriminator = prev.CallLine, prev.CallColumn, prev.CallDiscriminator
@@ -164,17 +208,17 @@ func (m *Module) dwarfFrames(dst []Frame, piece int, addr uint64, o *Options) []
 	})
 	if inUnit && len(dst) == base {
 		var f Frame
-		if m.position(&f, addr, o) {
+		if m.position(&f, row, o) {
 			dst = append(dst, f)
 		}
 	}
 	return dst
 }
 
-// position sets f's file, line, column and discriminator from the line
-// table.
-func (m *Module) position(f *Frame, addr uint64, o *Options) bool {
-	li, ok := m.lines.LineInfo(addr)
+// position sets f's file, line, column and discriminator from line
+// table row (linetable.Table.RowIndex).
+func (m *Module) position(f *Frame, row int, o *Options) bool {
+	li, ok := m.lines.LineInfoAt(row)
 	if !ok {
 		return false
 	}
