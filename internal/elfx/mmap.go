@@ -74,7 +74,8 @@ func mapFile(m *os.File, st os.FileInfo) []byte {
 // them in again from it, with the same bytes. A pass over the whole file
 // calls it for the sections it is done with, so that its peak RSS does
 // not hold every page it has read. Data not in a mapping (a file read
-// through a reader, a decompressed section) is left alone.
+// through a reader, a decompressed section) is left alone, and so is
+// every page on systems other than Linux.
 func (f *File) Evict(b []byte) {
 	for o := f; o != nil; o = o.Debug {
 		if o.mapped && evictIn(o.mem, b) {
@@ -98,7 +99,7 @@ func evictIn(mem, b []byte) bool {
 	lo := (start - base + page - 1) &^ (page - 1) // a mapping starts on a page
 	hi := (start - base + uintptr(len(b))) &^ (page - 1)
 	if lo < hi {
-		syscall.Madvise(mem[lo:hi], syscall.MADV_DONTNEED) // advice: nothing to do if refused
+		dropPages(mem[lo:hi])
 	}
 	return true
 }
