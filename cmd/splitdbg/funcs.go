@@ -63,8 +63,8 @@ func boundHeap(path string) {
 		return // splitinfo.Open says why
 	}
 	defer f.Close()
-	read, resident := passBytes(f)
-	debug.SetMemoryLimit(max(minHeap, read/2*3-resident-heapReserve))
+	read, resident, inflated := passBytes(f)
+	debug.SetMemoryLimit(max(minHeap, read/2*3-resident-heapReserve) + inflated)
 }
 
 const (
@@ -73,8 +73,11 @@ const (
 )
 
 // passBytes returns the bytes of the sections of f (and of its debug
-// file) that a whole-file pass reads, and of those the code and .strtab.
-func passBytes(f *elfx.File) (read, resident int64) {
+// file) that a whole-file pass reads, of those the code and .strtab, and
+// the bytes that its compressed sections take once decompressed, which
+// are in the heap, not in the mapping (distributions compress their
+// debug files).
+func passBytes(f *elfx.File) (read, resident, inflated int64) {
 	seen := make(map[string]bool)
 	for o := f; o != nil; o = o.Debug {
 		for _, s := range o.Sections {
@@ -87,16 +90,22 @@ func passBytes(f *elfx.File) (read, resident int64) {
 				continue
 			}
 			size := int64(s.FileSize)
+			if s.Flags&elf.SHF_COMPRESSED != 0 || strings.HasPrefix(s.Name, ".zdebug") {
+				// debug/elf gives an SHF_COMPRESSED section's
+				// decompressed size; a .zdebug section's is in its
+				// contents, which this does not read: count it twice.
+				inflated += max(int64(s.Size), 2*size)
+			}
 			switch {
 			case s.Flags&elf.SHF_EXECINSTR != 0, s.Name == ".strtab":
 				read += size
 				resident += size
-			case s.Type == elf.SHT_SYMTAB, strings.HasPrefix(s.Name, ".debug_"):
+			case s.Type == elf.SHT_SYMTAB, strings.HasPrefix(s.Name, ".debug_"), strings.HasPrefix(s.Name, ".zdebug_"):
 				read += size
 			}
 		}
 	}
-	return read, resident
+	return read, resident, inflated
 }
 
 // noteEmpty says on w why funcs listed nothing: the file has no functions
