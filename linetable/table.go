@@ -186,7 +186,12 @@ func New(procs *splitinfo.Table, src Source, isCode func(uint64) bool) (*Table, 
 		rows = make([]row, 0, min(h.SizeHint(), maxRows))
 	}
 	seqStart := 0
-	var r Row
+	var (
+		r        Row
+		lastFile string
+		lastID   uint32
+		haveLast bool
+	)
 	for {
 		err := src.Next(&r)
 		if err == io.EOF {
@@ -208,14 +213,18 @@ func New(procs *splitinfo.Table, src Source, isCode func(uint64) bool) (*Table, 
 		if r.EndSequence {
 			st.flags |= flagEnd
 		} else {
-			id, ok := fileID[r.File]
-			if !ok {
-				id = uint32(len(t.files))
-				fileID[r.File] = id
-				t.files = append(t.files, r.File)
-				t.names = append(t.names, r.Names)
+			// Rows mostly repeat the file of the row before.
+			if !haveLast || r.File != lastFile {
+				id, ok := fileID[r.File]
+				if !ok {
+					id = uint32(len(t.files))
+					fileID[r.File] = id
+					t.files = append(t.files, r.File)
+					t.names = append(t.names, r.Names)
+				}
+				lastFile, lastID, haveLast = r.File, id, true
 			}
-			st.file = id
+			st.file = lastID
 		}
 		rows = append(rows, st)
 		if r.EndSequence {
