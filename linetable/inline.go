@@ -129,6 +129,15 @@ func (x *Inlines) ChainOf(i int, yield func(*Scope) bool) (inUnit bool) {
 	return true
 }
 
+// TouchPiece reads the first of the piece starts Piece(pc) searches,
+// and returns it, as Touch does for scopes.
+func (x *Inlines) TouchPiece(pc uint64) uint64 {
+	if x == nil {
+		return 0
+	}
+	return x.starts.Touch(pc)
+}
+
 // Innermost returns the innermost scope of piece i (-1: none), the
 // first ChainOf yields, or nil.
 func (x *Inlines) Innermost(i int) *Scope {

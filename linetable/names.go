@@ -132,6 +132,17 @@ func (t *Table) LineInfo(pc uint64) (LineInfo, bool) {
 // overlap.
 func (t *Table) RowIndex(pc uint64) int { return t.rowAt(pc) }
 
+// TouchRow reads the first of the rows RowIndex(pc) searches, and
+// returns it: a caller that looks up many addresses touches all their
+// rows before searching any, so that the cache misses overlap.
+func (t *Table) TouchRow(pc uint64) uint64 {
+	lo, hi, ok := t.dir.Bounds(pc)
+	if !ok || lo >= hi {
+		return 0
+	}
+	return t.start(lo)
+}
+
 // LineInfoAt returns the position of row i from RowIndex, false for -1.
 func (t *Table) LineInfoAt(i int) (LineInfo, bool) {
 	if i < 0 {

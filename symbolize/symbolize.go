@@ -141,6 +141,10 @@ func (m *Module) find(addr uint64) found {
 // different addresses overlap. It returns a sum of what it read, for
 // the caller to keep.
 func (m *Module) warm(addrs []uint64, at []found) uint64 {
+	var sum uint64
+	for _, a := range addrs {
+		sum += m.lines.TouchRow(a) + m.inlines.TouchPiece(a)
+	}
 	for i, a := range addrs {
 		at[i] = m.find(a)
 	}
@@ -155,7 +159,6 @@ func (m *Module) warm(addrs []uint64, at []found) uint64 {
 			syms[i] = &m.syms.syms[m.names[p]-1]
 		}
 	}
-	var sum uint64
 	for i := range addrs {
 		sum += m.inlines.Touch(scopes[i])
 		if s := syms[i]; s != nil && s.name != "" {

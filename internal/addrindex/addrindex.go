@@ -104,6 +104,17 @@ func (x *Index) Start(i int) uint64 { return x.starts[i] }
 // every start is above addr. It does not allocate.
 func (x *Index) Find(addr uint64) int { return x.dir.Find(addr, x.start) }
 
+// Touch reads the first start Find(addr) reads, and returns it: a
+// caller that looks up many addresses touches all of them before
+// searching any, so that the cache misses overlap.
+func (x *Index) Touch(addr uint64) uint64 {
+	lo, hi, ok := x.dir.Bounds(addr)
+	if !ok || lo >= hi {
+		return 0
+	}
+	return x.starts[lo]
+}
+
 func (x *Index) start(i int) uint64 { return x.starts[i] }
 
 // Bytes returns the memory the index holds.

@@ -29,6 +29,10 @@ func TestFindAgreesWithSortSearch(t *testing.T) {
 				if got := x.Find(a); got != want {
 					t.Fatalf("n=%d spread=%d: Find(%#x) = %d, want %d", n, spread, a, got, want)
 				}
+				// Touch reads one of the starts, or none.
+				if v := x.Touch(a); v != 0 && !slices.Contains(starts, v) {
+					t.Fatalf("n=%d spread=%d: Touch(%#x) = %#x, not a start", n, spread, a, v)
+				}
 			}
 		}
 	}
