@@ -1,6 +1,7 @@
 package splitinfo
 
 import (
+	"debug/dwarf"
 	"debug/elf"
 	"fmt"
 	"strings"
@@ -353,5 +354,80 @@ func TestScopeNextSymbol(t *testing.T) {
 	}
 	if d := cmp.Diff(procJSON(t, whole, text), procJSON(t, build(t, f, sc), text)); d != "" {
 		t.Errorf("cgo: the procedure at runtime.text over its scope differs (-whole +scoped):\n%s", d)
+	}
+}
+
+// TestCloseOverNameShapes checks closeOver's one pass against the
+// closure in plain steps on tables made for it, one per name shape the
+// real binaries lack: a root in the first unit and a symbol in the
+// second, which the scope must bring in when it is of the root's family
+// (foo.cold.1, a clone's foo.isra.0.cold, a C++ name with a '.',
+// foo@@VER and foo.cold@VER as the string table has them, a second
+// empty name) and not when it only shares the root's start or its
+// nameKey (foo_bar, foo.isra.1 against foo.isra.0, @V: not a version).
+// A round whose roots' keys no symbol outside has takes one pass: a
+// member's takes three (two in the first round, one in the second).
+func TestCloseOverNameShapes(t *testing.T) {
+	for _, c := range []struct {
+		root, other string
+		family      bool
+		passes      int
+	}{
+		{"foo", "foo.cold.1", true, 3},
+		{"bar.isra.0", "bar.isra.0.cold", true, 3},
+		{"_ZN1a1bEv", "_ZN1a1bEv.cold", true, 3},
+		{"baz", "baz@@VER_1.2", true, 3},
+		{"qux", "qux.cold@VER_2", true, 3},
+		{"", "", true, 3},
+		{"foo", "foo_bar", false, 1},
+		{"_ZN1a1bEv", "_ZN1a1bEvx.cold", false, 1},
+		{"bar.isra.0", "bar.isra.1", false, 2},
+		{"", "@V", false, 2},
+	} {
+		ur := &unitRanges{read: []bool{true, true, true}}
+		var raws []string
+		var all []elfx.Symbol
+		for i, names := range [][]string{{c.root, "main"}, {c.other}, {"unrelated"}} {
+			start := uint64(0x1000 * (i + 1))
+			ur.units = append(ur.units, Unit{index: i, offset: dwarf.Offset(0x100 * i), Ranges: []Range{{start, start + 0x800}}})
+			for k, raw := range names {
+				name, version := elfx.SplitVersion(raw)
+				raws = append(raws, raw)
+				all = append(all, elfx.Symbol{Name: name, Version: version, Value: start + 0x10*uint64(k), Size: 8, Type: elf.STT_FUNC})
+			}
+		}
+		passes := 0
+		symbols := func(keep elfx.Prefilter, yield func(*elfx.Symbol)) error {
+			passes++
+			for i := range all {
+				// The prefilter sees the string table from the name on.
+				if keep == nil || keep(all[i].Value, []byte(raws[i]+"\x00next\x00")) {
+					s := all[i]
+					yield(&s)
+				}
+			}
+			return nil
+		}
+		wantUnits, wantSyms := closure(ur, all, 0x1000)
+		if want := []int{0}; c.family {
+			want = []int{0, 1}
+			if !cmp.Equal(want, wantUnits) {
+				t.Fatalf("%q, %q: the closure has units %v, want %v: the table is wrong", c.root, c.other, wantUnits, want)
+			}
+		}
+		got := closeOver(ur, []bool{true, false, false}, symbols, len(all))
+		if got == nil {
+			t.Errorf("%q, %q: no scope; want units %v", c.root, c.other, wantUnits)
+			continue
+		}
+		if d := cmp.Diff(wantUnits, got.units); d != "" {
+			t.Errorf("%q, %q: units differ (-closure +closeOver):\n%s", c.root, c.other, d)
+		}
+		if d := cmp.Diff(wantSyms, got.syms); d != "" {
+			t.Errorf("%q, %q: symbols differ (-closure +closeOver):\n%s", c.root, c.other, d)
+		}
+		if passes != c.passes {
+			t.Errorf("%q, %q: %d passes, want %d", c.root, c.other, passes, c.passes)
+		}
 	}
 }
