@@ -52,6 +52,47 @@ func TestLEB128(t *testing.T) {
 	}
 }
 
+// TestULEB128MatchesDecode checks the cursor's ULEB128, whose one- and
+// two-byte values take a path of their own when a second byte follows,
+// against DecodeULEB128 on inputs followed by nothing and by one more
+// byte, and on the two-byte values whose continuation bit
+// is in the second byte, cut short or not.
+func TestULEB128MatchesDecode(t *testing.T) {
+	ins := [][]byte{
+		{0x00}, {0x7f}, {0x80, 0x01}, {0xff, 0x7f}, {0x80, 0x00},
+		{0x80, 0x80}, {0xff, 0xff}, {0x80, 0x80, 0x01}, {0xff, 0xff, 0x03},
+		{0xe5, 0x8e, 0x26}, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02},
+	}
+	for _, in := range ins {
+		for _, b := range [][]byte{in, append(in[:len(in):len(in)], 0x7f)} {
+			checkULEB128(t, New("test", 0x10, b), b)
+			// Not at the cursor's start.
+			c := New("test", 0x10, append([]byte{0x05}, b...))
+			c.U8()
+			checkULEB128(t, c, b)
+		}
+	}
+}
+
+// checkULEB128 reads a ULEB128 at c, whose bytes from there on are b,
+// and checks it against DecodeULEB128(b): the value and the bytes taken,
+// ErrTruncated or ErrOverflow.
+func checkULEB128(t *testing.T, c *Cursor, b []byte) {
+	t.Helper()
+	if c.Err() != nil {
+		return
+	}
+	v, n := DecodeULEB128(b)
+	before := c.Pos()
+	got := c.ULEB128()
+	switch {
+	case n > 0 && (got != v || c.Err() != nil || c.Pos() != before+n):
+		t.Errorf("ULEB128(% x) = %d, %v, %d bytes; DecodeULEB128: %d, %d bytes", b, got, c.Err(), c.Pos()-before, v, n)
+	case n == 0 && !errors.Is(c.Err(), ErrTruncated), n < 0 && !errors.Is(c.Err(), ErrOverflow):
+		t.Errorf("ULEB128(% x): err %v; DecodeULEB128 took %d bytes", b, c.Err(), n)
+	}
+}
+
 func TestFirstErrorWins(t *testing.T) {
 	c := New(".llvm_bb_addr_map", 0x100, []byte{1, 2, 3})
 	if got := c.U16(); got != 0x0201 {
@@ -119,7 +160,7 @@ func FuzzCursor(f *testing.F) {
 			before := c.Pos()
 			switch c.U8() % 8 {
 			case 0:
-				c.ULEB128()
+				checkULEB128(t, c, data[c.Pos():])
 			case 1:
 				c.SLEB128()
 			case 2:
