@@ -156,7 +156,10 @@ func BenchmarkWarm(b *testing.B) {
 					buf = p.AppendCode(buf[:0], &Request{Module: "mfs", Addr: a, HasAddr: true}, frames)
 				}
 			}
-			b.ReportMetric(float64(sum&1), "sum")
+			warmSink = sum
 		})
 	}
 }
+
+// warmSink keeps what BenchmarkWarm's reads ahead read.
+var warmSink uint64
