@@ -133,7 +133,7 @@ type builder struct {
 
 // evictSections drops from the resident set the pages of the mapped
 // sections of b's file (and its debug file) that match, once the build is
-// done with them (elfx.File.Evict): a whole-file build then holds the
+// done with them (elfx.File.EvictSection): a whole-file build then holds the
 // pages of the section it reads, not of every section it has read. Only
 // a builder that owns its file does; one that shares it leaves the pages
 // for the other readers.
@@ -143,11 +143,8 @@ func (b *builder) evictSections(match func(*elf.Section) bool) {
 	}
 	for o := b.f; o != nil; o = o.Debug {
 		for _, s := range o.Sections {
-			if s.Type == elf.SHT_NOBITS || s.Flags&elf.SHF_COMPRESSED != 0 || strings.HasPrefix(s.Name, ".zdebug") || !match(s) {
-				continue
-			}
-			if d, err := o.Data(s); err == nil {
-				b.f.Evict(d)
+			if match(s) {
+				b.f.EvictSection(s)
 			}
 		}
 	}

@@ -212,10 +212,10 @@ func TestOpenMapsSections(t *testing.T) {
 	}
 }
 
-// TestEvict checks that Evict drops a mapped section's pages from the
-// resident set (the mapping's Rss in /proc/self/smaps) and that the
-// section reads the same bytes afterwards; on data outside the mapping
-// it does nothing.
+// TestEvict checks that EvictSection drops a mapped section's pages from
+// the resident set (the mapping's Rss in /proc/self/smaps) and that the
+// section reads the same bytes afterwards; on a file that is not mapped
+// it reads nothing and leaves its data alone.
 func TestEvict(t *testing.T) {
 	path := testbin.Path(t, "cgo")
 	f, err := elfx.Open(path)
@@ -228,7 +228,7 @@ func TestEvict(t *testing.T) {
 		t.Fatal(err)
 	}
 	var total int
-	var secs [][]byte
+	var secs []*elf.Section
 	for _, s := range f.Sections {
 		if s.Type == elf.SHT_NOBITS || s.Flags&elf.SHF_COMPRESSED != 0 {
 			continue
@@ -243,30 +243,39 @@ func TestEvict(t *testing.T) {
 		for i := range d {
 			total += int(d[i])
 		}
-		secs = append(secs, d)
+		secs = append(secs, s)
 	}
 	before, ok := mappedRss(t, path)
 	if !ok {
 		t.Skip("no /proc/self/smaps entry for the mapping")
 	}
-	for _, d := range secs {
-		f.Evict(d)
+	for _, s := range secs {
+		f.EvictSection(s)
 	}
-	f.Evict(raw) // not in the mapping: left alone
 	after, _ := mappedRss(t, path)
 	// What stays: the headers, and pages that hold the ends of two
 	// sections.
 	if after > before/2 {
-		t.Errorf("mapping's Rss %d KiB before Evict, %d KiB after: want most pages gone", before, after)
+		t.Errorf("mapping's Rss %d KiB before EvictSection, %d KiB after: want most pages gone", before, after)
 	}
-	for _, s := range f.Sections {
-		if s.Type == elf.SHT_NOBITS || s.Flags&elf.SHF_COMPRESSED != 0 {
-			continue
-		}
+	for _, s := range secs {
 		d, _ := f.Data(s)
 		if !bytes.Equal(d, raw[s.Offset:s.Offset+s.FileSize]) {
-			t.Fatalf("%s: contents differ after Evict", s.Name)
+			t.Fatalf("%s: contents differ after EvictSection", s.Name)
 		}
+	}
+
+	// A file in memory but not mapped: its bytes are the caller's.
+	mem := slices.Clone(raw)
+	g, err := elfx.NewBytes(path, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range g.Sections {
+		g.EvictSection(s)
+	}
+	if !bytes.Equal(mem, raw) {
+		t.Errorf("EvictSection changed the data of a file given to NewBytes")
 	}
 }
 

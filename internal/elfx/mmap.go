@@ -1,10 +1,11 @@
 package elfx
 
 import (
+	"debug/elf"
 	"os"
+	"strings"
 	"sync"
 	"syscall"
-	"unsafe"
 )
 
 // A mapping is a file mapped read-only into memory. Section contents
@@ -68,38 +69,28 @@ func mapFile(m *os.File, st os.FileInfo) []byte {
 	return b
 }
 
-// Evict drops from the process's resident set the pages of f's mapping
-// (or its debug file's) that lie wholly inside b, section data that Data
-// returned. The pages stay in the page cache: a later read of b faults
-// them in again from it, with the same bytes. A pass over the whole file
-// calls it for the sections it is done with, so that its peak RSS does
-// not hold every page it has read. Data not in a mapping (a file read
-// through a reader, a decompressed section) is left alone, and so is
-// every page on systems other than Linux.
-func (f *File) Evict(b []byte) {
-	for o := f; o != nil; o = o.Debug {
-		if o.mapped && evictIn(o.mem, b) {
-			return
-		}
+// EvictSection drops from the process's resident set the pages of
+// f's mapping (or its debug file's) that lie wholly inside the contents
+// of section s. The pages stay in the page cache: a later read of the
+// section's data faults them in again from it, with the same bytes. A
+// pass over the whole file calls it for the sections it is done with, so
+// that its peak RSS does not hold every page it has read. It reads
+// nothing: a file that is not mapped (read through a reader, or given to
+// NewBytes), a compressed section (its data is in the heap) and a section
+// whose contents are not in the file are left alone, and so is every
+// page on systems other than Linux.
+func (f *File) EvictSection(s *elf.Section) {
+	o := f.owner(s)
+	if !o.mapped || s.Type == elf.SHT_NOBITS || s.Flags&elf.SHF_COMPRESSED != 0 || strings.HasPrefix(s.Name, ".zdebug") ||
+		o.checkInFile(s) != nil {
+		return
 	}
-}
-
-// evictIn drops the pages of mapping mem inside b, and reports whether
-// b is in mem.
-func evictIn(mem, b []byte) bool {
-	if len(b) == 0 || len(mem) == 0 {
-		return false
-	}
-	base := uintptr(unsafe.Pointer(unsafe.SliceData(mem)))
-	start := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	if start < base || start-base > uintptr(len(mem)) || uintptr(len(b)) > uintptr(len(mem))-(start-base) {
-		return false
-	}
-	page := uintptr(os.Getpagesize())
-	lo := (start - base + page - 1) &^ (page - 1) // a mapping starts on a page
-	hi := (start - base + uintptr(len(b))) &^ (page - 1)
+	// A mapping starts on a page: keep the pages the section shares with
+	// its neighbours.
+	page := uint64(os.Getpagesize())
+	lo := (s.Offset + page - 1) &^ (page - 1)
+	hi := (s.Offset + s.FileSize) &^ (page - 1)
 	if lo < hi {
-		dropPages(mem[lo:hi])
+		dropPages(o.mem[lo:hi])
 	}
-	return true
 }
