@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"debug/elf"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -23,7 +25,8 @@ func eachSymbol(f *elfx.File) ([]elf.Symbol, error) {
 
 // TestEachSymbolMatchesDebugELF checks EachSymbol against debug/elf's
 // Symbols (DynamicSymbols without .symtab) on every test binary and
-// object: 64- and 32-bit, little- and big-endian, mapped.
+// object, mapped: 64- and 32-bit (the big-endian objects have no
+// symbols: TestEachSymbolByteOrders).
 func TestEachSymbolMatchesDebugELF(t *testing.T) {
 	paths, err := filepath.Glob(filepath.Join(testbin.Dir(), "*"))
 	if err != nil {
@@ -171,5 +174,91 @@ func TestEachCodeSymbolWhere(t *testing.T) {
 	}
 	if n < 10 {
 		t.Fatalf("only %d binaries with symbols", n)
+	}
+}
+
+// TestEachSymbolByteOrders checks EachSymbol and EachCodeSymbolWhere
+// against debug/elf on objects of both classes in both byte orders that
+// yaml2obj writes with the same symbols, whose fields have a different
+// value in each byte: the test binaries' big-endian objects have no
+// symbols, and the entries are read without binary.ByteOrder.
+func TestEachSymbolByteOrders(t *testing.T) {
+	yaml2obj := testbin.Tool(t, "yaml2obj")
+	const doc = `--- !ELF
+FileHeader:
+  Class:   ELFCLASS%d
+  Data:    ELFDATA2%s
+  Type:    ET_EXEC
+  Machine: %s
+Sections:
+  - Name:    .text
+    Type:    SHT_PROGBITS
+    Flags:   [ SHF_ALLOC, SHF_EXECINSTR ]
+    Address: 0x10203000
+    Size:    0x1000
+  - Name:    .data
+    Type:    SHT_PROGBITS
+    Flags:   [ SHF_ALLOC, SHF_WRITE ]
+    Address: 0x10305000
+    Size:    0x100
+Symbols:
+  - { Name: a.c, Type: STT_FILE, Index: SHN_ABS }
+  - { Name: hot, Type: STT_FUNC, Section: .text, Value: 0x10203040, Size: 0x0102 }
+  - { Name: hot.cold, Type: STT_FUNC, Section: .text, Value: 0x10203a0b, Size: 0x0304 }
+  - { Name: label, Type: STT_NOTYPE, Section: .text, Value: 0x10203c0d, Size: 0x0506, Other: [ STV_HIDDEN ] }
+  - { Name: var, Type: STT_OBJECT, Section: .data, Value: 0x10305010, Size: 0x0708 }
+  - { Name: 'api@@VER_1', Type: STT_FUNC, Section: .text, Value: 0x10203e0f, Size: 0x090a, Binding: STB_GLOBAL }
+  - { Name: ifn, Type: STT_GNU_IFUNC, Section: .text, Value: 0x10203f01, Size: 0x0b0c, Binding: STB_WEAK }
+  - { Name: ext, Type: STT_FUNC, Binding: STB_GLOBAL }
+`
+	dir := t.TempDir()
+	for _, c := range []struct {
+		class   int
+		data    string
+		machine string
+	}{{64, "MSB", "EM_PPC64"}, {32, "MSB", "EM_PPC"}, {32, "LSB", "EM_386"}, {64, "LSB", "EM_X86_64"}} {
+		name := fmt.Sprintf("%d%s", c.class, c.data)
+		y, p := filepath.Join(dir, name+".yaml"), filepath.Join(dir, name)
+		if err := os.WriteFile(y, fmt.Appendf(nil, doc, c.class, c.data, c.machine), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command(yaml2obj, y, "-o", p).CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", yaml2obj, err, out)
+		}
+		ef, err := elf.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := ef.Symbols()
+		ef.Close()
+		if err != nil || len(want) != 8 {
+			t.Fatalf("%s: debug/elf reads %d symbols, %v", name, len(want), err)
+		}
+		f, err := elfx.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := eachSymbol(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("%s: EachSymbol differs from debug/elf (-want +got):\n%s", name, d)
+		}
+		// The prefilter is asked about the code symbols, with their values
+		// and names.
+		var asked []string
+		err = f.EachCodeSymbolWhere(func(v uint64, b []byte) bool {
+			asked = append(asked, fmt.Sprintf("%#x %s", v, b[:bytes.IndexByte(b, 0)]))
+			return true
+		}, func(*elfx.Symbol) {})
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantAsked := []string{"0x10203040 hot", "0x10203a0b hot.cold", "0x10203c0d label", "0x10203e0f api@@VER_1", "0x10203f01 ifn"}
+		if d := cmp.Diff(wantAsked, asked); d != "" {
+			t.Errorf("%s: the prefilter was asked (-want +got):\n%s", name, d)
+		}
 	}
 }
