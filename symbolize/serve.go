@@ -144,7 +144,8 @@ type module struct {
 // their files, reports errors), every core renders a prepared batch in
 // address order (renderBatch), and while one batch renders the caller's
 // goroutine writes the one before it, in input order, and prepares the
-// one after.
+// one after. When Serve returns before in ends (the output failed), the
+// reading goroutine ends when its pending Read returns.
 func (s *Server) Serve(in io.Reader, out *bufio.Writer) error {
 	fd := startFeed(in)
 	defer fd.stop()
