@@ -21,15 +21,18 @@ import (
 )
 
 // Open builds the Table of the ELF file at path (the seed's sp_init).
-func Open(path string) (*Table, error) { return elfx.OpenWith(path, fromOwnELF) }
+func Open(path string) (*Table, error) { return elfx.OpenWith(path, FromOwnELF) }
 
 // Read builds the Table of the ELF file read from r; name is used in
 // error messages.
-func Read(name string, r io.ReaderAt) (*Table, error) { return elfx.ReadWith(name, r, fromOwnELF) }
+func Read(name string, r io.ReaderAt) (*Table, error) { return elfx.ReadWith(name, r, FromOwnELF) }
 
-// fromOwnELF is FromELF on a file no one else reads: it lets go of each
-// mapped section's pages when it is done with them.
-func fromOwnELF(f *elfx.File) (*Table, error) { return buildTable(f, nil, true) }
+// FromOwnELF is FromELF for a caller that reads no more of f once it has
+// the Table, as Open and Read do: the build lets go of each mapped
+// section's resident pages when it is done with them. Other Files of the
+// same file in the process share its mapping: they read the same bytes
+// afterwards, faulted in again from the page cache.
+func FromOwnELF(f *elfx.File) (*Table, error) { return buildTable(f, nil, true) }
 
 // FromELF builds the Table of an opened ELF file. It is how splitdbg's
 // own packages share one open file between the Table and other readers.

@@ -33,8 +33,12 @@ Addresses are link-time virtual addresses, JSON numbers.`,
 			if len(args) != 1 {
 				return usagef("want one BIN, got %d arguments", len(args))
 			}
-			boundHeap(args[0])
-			t, err := splitinfo.Open(args[0])
+			// One open for the bound and the table: opening may ask
+			// debuginfod servers for the debug file.
+			t, err := elfx.OpenWith(args[0], func(f *elfx.File) (*splitinfo.Table, error) {
+				boundHeap(f)
+				return splitinfo.FromOwnELF(f)
+			})
 			if err != nil {
 				return err
 			}
@@ -57,12 +61,7 @@ Addresses are link-time virtual addresses, JSON numbers.`,
 // (heapReserve): the heap gets the rest, and at least minHeap. The limit
 // is soft: a file whose tables need more gets it, at the cost of more
 // collections.
-func boundHeap(path string) {
-	f, err := elfx.Open(path)
-	if err != nil {
-		return // splitinfo.Open says why
-	}
-	defer f.Close()
+func boundHeap(f *elfx.File) {
 	read, resident, inflated := passBytes(f)
 	debug.SetMemoryLimit(max(minHeap, read/2*3-resident-heapReserve) + inflated)
 }
