@@ -61,22 +61,37 @@ Addresses are link-time virtual addresses, JSON numbers.`,
 // (heapReserve): the heap gets the rest, and at least minHeap. The limit
 // is soft: a file whose tables need more gets it, at the cost of more
 // collections.
-func boundHeap(f *elfx.File) {
+func boundHeap(f *elfx.File) { debug.SetMemoryLimit(heapLimit(f)) }
+
+// heapLimit is the limit boundHeap sets.
+func heapLimit(f *elfx.File) int64 {
 	read, resident, inflated := passBytes(f)
-	debug.SetMemoryLimit(max(minHeap, read/2*3-resident-heapReserve) + inflated)
+	return max(minHeap, read/2*3-resident-heapReserve) + inflated
 }
 
 const (
 	heapReserve = 16 << 20 // the program's own pages and runtime
 	minHeap     = 32 << 20
+	// maxInflate is deflate's largest ratio of decompressed to compressed
+	// bytes (RFC 1951: 258 bytes from a code of at most 2 bits, a ratio
+	// of about 1032): a compressed section that claims more is counted
+	// at it. The claim is the header's, unchecked until the section is
+	// decompressed; a zstd section beyond it gets more collections, not
+	// less memory.
+	maxInflate = 1032
+	// maxPass bounds each of passBytes' sums, so that the limit's
+	// arithmetic cannot overflow: more than any file holds.
+	maxPass = 1 << 60
 )
 
 // passBytes returns the bytes of the sections of f (and of its debug
 // file) that a whole-file pass reads, of those the code and .strtab, and
 // the bytes that its compressed sections take once decompressed, which
 // are in the heap, not in the mapping (distributions compress their
-// debug files).
+// debug files). Only sections inside their file count: the others' sizes
+// are claims that the pass finds false.
 func passBytes(f *elfx.File) (read, resident, inflated int64) {
+	add := func(sum *int64, n uint64) { *sum = int64(min(uint64(*sum)+min(n, maxPass), maxPass)) }
 	seen := make(map[string]bool)
 	for o := f; o != nil; o = o.Debug {
 		for _, s := range o.Sections {
@@ -85,22 +100,22 @@ func passBytes(f *elfx.File) (read, resident, inflated int64) {
 			}
 			seen[s.Name] = true
 			s = f.Section(s.Name) // the one with contents, of the two files
-			if s == nil || s.Type == elf.SHT_NOBITS {
+			if s == nil || s.Type == elf.SHT_NOBITS || !f.InFile(s) {
 				continue
 			}
-			size := int64(s.FileSize)
+			size := s.FileSize
 			if s.Flags&elf.SHF_COMPRESSED != 0 || strings.HasPrefix(s.Name, ".zdebug") {
 				// debug/elf gives an SHF_COMPRESSED section's
 				// decompressed size; a .zdebug section's is in its
 				// contents, which this does not read: count it twice.
-				inflated += max(int64(s.Size), 2*size)
+				add(&inflated, min(max(s.Size, 2*size), min(size, maxPass/maxInflate)*maxInflate))
 			}
 			switch {
 			case s.Flags&elf.SHF_EXECINSTR != 0, s.Name == ".strtab":
-				read += size
-				resident += size
+				add(&read, size)
+				add(&resident, size)
 			case s.Type == elf.SHT_SYMTAB, strings.HasPrefix(s.Name, ".debug_"), strings.HasPrefix(s.Name, ".zdebug_"):
-				read += size
+				add(&read, size)
 			}
 		}
 	}

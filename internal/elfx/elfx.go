@@ -266,6 +266,11 @@ func (f *File) Data(s *elf.Section) ([]byte, error) {
 	return d, nil
 }
 
+// InFile reports whether the contents of section s (of f or of its debug
+// file) lie inside its file: what Data checks before reading them. A
+// section header's sizes are the file's claims until then.
+func (f *File) InFile(s *elf.Section) bool { return f.owner(s).checkInFile(s) == nil }
+
 // checkInFile reports a section whose contents run past the end of the
 // file.
 func (f *File) checkInFile(s *elf.Section) error {
