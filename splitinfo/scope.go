@@ -163,18 +163,10 @@ type unitRanges struct {
 // of returns the code ranges of units[i], decoding them the first time.
 func (r *unitRanges) of(i int) []Range {
 	u := &r.units[i]
-	if r.read[i] {
-		return u.Ranges
-	}
-	r.read[i] = true
-	r.w.Reset(u.index)
-	e, err := r.w.Next()
-	if err != nil || e == nil {
-		return nil
-	}
-	if r.rs, err = e.Ranges(r.rs[:0]); err == nil {
-		for _, x := range r.rs {
-			if rg := (Range{x[0], x[1]}); rg.Start < rg.End && isCodeRange(rg) {
+	if !r.read[i] {
+		r.read[i] = true
+		for _, x := range r.decode(i) {
+			if rg := (Range{x[0], x[1]}); isUnitRange(rg) {
 				u.Ranges = append(u.Ranges, rg)
 			}
 		}
@@ -190,7 +182,7 @@ func (r *unitRanges) of(i int) []Range {
 func (r *unitRanges) hold(i int, addrs []uint64, held []bool) bool {
 	any := false
 	check := func(rg Range) {
-		if rg.Start >= rg.End || !isCodeRange(rg) {
+		if !isUnitRange(rg) {
 			return
 		}
 		for k, a := range addrs {
@@ -205,19 +197,29 @@ func (r *unitRanges) hold(i int, addrs []uint64, held []bool) bool {
 		}
 		return any
 	}
-	r.w.Reset(r.units[i].index)
-	e, err := r.w.Next()
-	if err != nil || e == nil {
-		return false
-	}
-	if r.rs, err = e.Ranges(r.rs[:0]); err != nil {
-		return false
-	}
-	for _, x := range r.rs {
+	for _, x := range r.decode(i) {
 		check(Range{x[0], x[1]})
 	}
 	return any
 }
+
+// decode returns the range list of units[i] in r's buffer, nil if it
+// cannot be read.
+func (r *unitRanges) decode(i int) [][2]uint64 {
+	r.w.Reset(r.units[i].index)
+	e, err := r.w.Next()
+	if err != nil || e == nil {
+		return nil
+	}
+	if r.rs, err = e.Ranges(r.rs[:0]); err != nil {
+		return nil
+	}
+	return r.rs
+}
+
+// isUnitRange reports whether a unit's range rg is kept: not empty, and
+// of code.
+func isUnitRange(rg Range) bool { return rg.Start < rg.End && isCodeRange(rg) }
 
 // readUnits returns every compile unit of d, decoding only its first
 // entry, and not yet its ranges.
