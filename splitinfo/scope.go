@@ -383,26 +383,31 @@ func closeOver(ur *unitRanges, in []bool, symbols func(elfx.Prefilter, func(*elf
 			s.setNext(symbols)
 			return s
 		}
-		grew, outsider := false, false
+		var members []uint64
 		symbols(rootsFilter(s, roots), func(sym *elfx.Symbol) {
-			if s.Holds(sym.Value) || !roots[rootName(sym.Name)] || !isCodeRange(Range{sym.Value, sym.Value + 1}) {
-				return
+			if !s.Holds(sym.Value) && roots[rootName(sym.Name)] && isCodeRange(Range{sym.Value, sym.Value + 1}) {
+				members = append(members, sym.Value)
 			}
-			j := -1
-			for k := range units {
-				if slices.ContainsFunc(ur.of(k), func(r Range) bool { return r.Contains(sym.Value) }) {
-					j = k
-					break
+		})
+		// Each member brings in the first unit that holds it. A unit's
+		// list is decoded once, into a buffer (hold): those that join
+		// keep theirs in the next round (of).
+		found, held := make([]bool, len(members)), make([]bool, len(members))
+		grew := false
+		for k := range units {
+			clear(held)
+			if !ur.hold(k, members, held) {
+				continue
+			}
+			for m := range held {
+				if held[m] && !found[m] {
+					found[m] = true
+					grew = grew || !in[k]
+					in[k] = true
 				}
 			}
-			if j < 0 {
-				outsider = true
-				return
-			}
-			grew = grew || !in[j]
-			in[j] = true
-		})
-		if outsider {
+		}
+		if slices.Contains(found, false) {
 			return nil
 		}
 		if !grew {
