@@ -288,6 +288,9 @@ func (s *Server) renderBatch(b *batch) (wait func()) {
 		b.warmed = append(b.warmed, make([]uint64, workers-len(b.warmed))...)
 	}
 	b.next.Store(0)
+	// --obj's module as prepareBatch saw it: preparing the next batch,
+	// while this one renders, may read the file and set s.objMod.
+	obj := s.objMod
 	render := func(w int) {
 		var (
 			addrs [warmGroup]uint64
@@ -305,17 +308,17 @@ func (s *Server) renderBatch(b *batch) (wait func()) {
 			for len(keys) > 0 {
 				group := keys[:min(len(keys), warmGroup)]
 				keys = keys[len(group):]
-				if s.objMod != nil {
+				if obj != nil {
 					for i, key := range group {
 						addrs[i] = b.addrs[key&(1<<batchBits-1)] - s.Adjust
 					}
-					sum += s.objMod.m.warm(addrs[:len(group)], where[:len(group)])
+					sum += obj.m.warm(addrs[:len(group)], where[:len(group)])
 				}
 				for i, key := range group {
 					k := int(key & (1<<batchBits - 1))
 					from := len(buf)
 					if b.plain[k] {
-						buf = s.renderPlain(buf, addrs[i], where[i], &b.frames[w])
+						buf = s.renderPlain(buf, obj.m, addrs[i], where[i], &b.frames[w])
 					} else {
 						buf = s.renderLine(buf, &b.jobs[k], &b.frames[w])
 					}
@@ -381,12 +384,12 @@ func (s *Server) renderLine(b []byte, j *job, frames *[]Frame) []byte {
 	return s.endLine(b, start)
 }
 
-// renderPlain is renderLine for a plain address in --obj's file (the
+// renderPlain is renderLine for a plain address in --obj's file m (the
 // job prepare makes of it), less --adjust-vma, found at where.
-func (s *Server) renderPlain(b []byte, addr uint64, where found, frames *[]Frame) []byte {
+func (s *Server) renderPlain(b []byte, m *Module, addr uint64, where found, frames *[]Frame) []byte {
 	start := len(b)
 	o := s.codeOptions()
-	*frames = s.objMod.m.framesAt((*frames)[:0], addr, where, &o)
+	*frames = m.framesAt((*frames)[:0], addr, where, &o)
 	b = s.appendCode(b, &Request{Module: s.Obj, Addr: addr + s.Adjust, HasAddr: true}, *frames)
 	return s.endLine(b, start)
 }

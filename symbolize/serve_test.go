@@ -269,3 +269,32 @@ func TestServeInputEnds(t *testing.T) {
 		newTestServer(t, args).Serve(&failingReader{[]byte(in), errPanicRead}, bufio.NewWriter(io.Discard))
 	}()
 }
+
+// TestServeObjReadMidStream: when --obj's file is first read by a line
+// of a later batch (a library caller that did not call CheckObj, and a
+// first batch of empty lines, which read no file), the batch before it may
+// still be rendering: the answers stay those of each line alone, and,
+// under the race detector, no renderer reads the server's --obj module
+// while it is being set.
+func TestServeObjReadMidStream(t *testing.T) {
+	bin := testbin.Path(t, "demo")
+	var lines []string
+	for range serveBatch + 300 {
+		lines = append(lines, "")
+	}
+	lines = append(lines, serveLines(2*serveBatch)...)
+	args := []string{"--obj=" + bin, "--output-style=JSON"}
+	want := wantServe(t, args, lines)
+	cfg, _, _, err := ParseArgs(args, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	w := bufio.NewWriter(&out)
+	if err := NewServer(cfg, "test", io.Discard).Serve(strings.NewReader(strings.Join(lines, "\n")+"\n"), w); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != want {
+		t.Errorf("Serve's answers differ from answering each line alone:\n%s", firstDiff(out.String(), want))
+	}
+}
