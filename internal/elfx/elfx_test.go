@@ -5,7 +5,6 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"slices"
@@ -227,8 +226,7 @@ func TestEvict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var total int
-	var secs []*elf.Section
+	var secs []*elf.Section // made resident by the comparison
 	for _, s := range f.Sections {
 		if s.Type == elf.SHT_NOBITS || s.Flags&elf.SHF_COMPRESSED != 0 {
 			continue
@@ -240,19 +238,16 @@ func TestEvict(t *testing.T) {
 		if !bytes.Equal(d, raw[s.Offset:s.Offset+s.FileSize]) {
 			t.Fatalf("%s: mapped contents differ from the file's", s.Name)
 		}
-		for i := range d {
-			total += int(d[i])
-		}
 		secs = append(secs, s)
 	}
-	before, ok := mappedRss(t, path)
+	before, ok := testbin.MappedRss(path)
 	if !ok {
 		t.Skip("no /proc/self/smaps entry for the mapping")
 	}
 	for _, s := range secs {
 		f.EvictSection(s)
 	}
-	after, _ := mappedRss(t, path)
+	after, _ := testbin.MappedRss(path)
 	// What stays: the headers, and pages that hold the ends of two
 	// sections.
 	if after > before/2 {
@@ -277,28 +272,4 @@ func TestEvict(t *testing.T) {
 	if !bytes.Equal(mem, raw) {
 		t.Errorf("EvictSection changed the data of a file given to NewBytes")
 	}
-}
-
-// mappedRss returns the Rss in KiB of the process's mapping of path.
-func mappedRss(t *testing.T, path string) (int, bool) {
-	b, err := os.ReadFile("/proc/self/smaps")
-	if err != nil {
-		return 0, false
-	}
-	in, found, rss := false, false, 0
-	for line := range strings.Lines(string(b)) {
-		fields := strings.Fields(line)
-		if len(fields) >= 6 && strings.Contains(fields[0], "-") && !strings.HasSuffix(fields[0], ":") {
-			in = strings.HasSuffix(strings.TrimSpace(line), path)
-			continue
-		}
-		if in && len(fields) >= 2 && fields[0] == "Rss:" {
-			var kb int
-			if _, err := fmt.Sscan(fields[1], &kb); err == nil {
-				rss += kb
-				found = true
-			}
-		}
-	}
-	return rss, found
 }

@@ -161,3 +161,28 @@ func RunCombined(tb testing.TB, tool string, args ...string) (string, error) {
 	}
 	return string(out), err
 }
+
+// MappedRss returns the resident size in KiB of the process's mappings of
+// the file at path (their Rss in /proc/self/smaps); false when the
+// system has no smaps or no mapping of path.
+func MappedRss(path string) (int, bool) {
+	b, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		return 0, false
+	}
+	in, found, rss := false, false, 0
+	for line := range strings.Lines(string(b)) {
+		fields := strings.Fields(line)
+		if len(fields) >= 6 && strings.Contains(fields[0], "-") && !strings.HasSuffix(fields[0], ":") {
+			in = strings.HasSuffix(strings.TrimSpace(line), path)
+			continue
+		}
+		if in && len(fields) >= 2 && fields[0] == "Rss:" {
+			if kb, err := strconv.Atoi(fields[1]); err == nil {
+				rss += kb
+				found = true
+			}
+		}
+	}
+	return rss, found
+}
