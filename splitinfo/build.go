@@ -68,8 +68,14 @@ func buildTable(f *elfx.File, s *Scope, evict bool) (*Table, error) {
 	// subprograms' names are copies, and a unit's DIEs, ranges and
 	// addresses are read once: the DWARF sections' pages go after each
 	// unit.
+	// A compressed section's bytes are read once, when it is
+	// decompressed (dies.Load): they go after the first unit only.
+	first := true
 	hasDWARF, err := readSubprograms(f, s, b.addDWARF, func() {
-		b.evictSections(func(s *elf.Section) bool { return strings.HasPrefix(s.Name, ".debug_") })
+		b.evictSections(func(s *elf.Section) bool {
+			return strings.HasPrefix(s.Name, ".debug_") && (first || s.Flags&elf.SHF_COMPRESSED == 0)
+		})
+		first = false
 	})
 	if err != nil {
 		return nil, err

@@ -212,11 +212,12 @@ func TestOpenMapsSections(t *testing.T) {
 }
 
 // TestEvict checks that EvictSection drops a mapped section's pages from
-// the resident set (the mapping's Rss in /proc/self/smaps) and that the
-// section reads the same bytes afterwards; on a file that is not mapped
-// it reads nothing and leaves its data alone.
+// the resident set (the mapping's Rss in /proc/self/smaps), a compressed
+// section's compressed bytes included, and that each section reads the
+// same bytes afterwards; on a file that is not mapped it reads nothing
+// and leaves its data alone.
 func TestEvict(t *testing.T) {
-	path := testbin.Path(t, "cgo")
+	path := testbin.Path(t, "cgo") // Go compresses its DWARF
 	f, err := elfx.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -226,25 +227,45 @@ func TestEvict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var secs []*elf.Section // made resident by the comparison
+	// Reading a section makes its pages resident: the comparison with
+	// the file's bytes, or the decompression.
+	var plain, packed []*elf.Section
+	var packedBytes uint64
+	inflated := make(map[*elf.Section][]byte)
 	for _, s := range f.Sections {
-		if s.Type == elf.SHT_NOBITS || s.Flags&elf.SHF_COMPRESSED != 0 {
+		if s.Type == elf.SHT_NOBITS {
 			continue
 		}
 		d, err := f.Data(s)
 		if err != nil {
 			t.Fatal(err)
 		}
+		if s.Flags&elf.SHF_COMPRESSED != 0 {
+			packed = append(packed, s)
+			packedBytes += s.FileSize
+			inflated[s] = d
+			continue
+		}
 		if !bytes.Equal(d, raw[s.Offset:s.Offset+s.FileSize]) {
 			t.Fatalf("%s: mapped contents differ from the file's", s.Name)
 		}
-		secs = append(secs, s)
+		plain = append(plain, s)
+	}
+	if packedBytes < 64<<10 {
+		t.Fatalf("%d bytes of compressed sections: too few to see their pages go", packedBytes)
 	}
 	before, ok := testbin.MappedRss(path)
 	if !ok {
 		t.Skip("no /proc/self/smaps entry for the mapping")
 	}
-	for _, s := range secs {
+	for _, s := range packed {
+		f.EvictSection(s)
+	}
+	mid, _ := testbin.MappedRss(path)
+	if want := int(packedBytes / 1024 / 2); before-mid < want {
+		t.Errorf("mapping's Rss %d KiB before evicting the compressed sections, %d KiB after: want at least %d KiB gone", before, mid, want)
+	}
+	for _, s := range plain {
 		f.EvictSection(s)
 	}
 	after, _ := testbin.MappedRss(path)
@@ -253,10 +274,16 @@ func TestEvict(t *testing.T) {
 	if after > before/2 {
 		t.Errorf("mapping's Rss %d KiB before EvictSection, %d KiB after: want most pages gone", before, after)
 	}
-	for _, s := range secs {
+	for _, s := range plain {
 		d, _ := f.Data(s)
 		if !bytes.Equal(d, raw[s.Offset:s.Offset+s.FileSize]) {
 			t.Fatalf("%s: contents differ after EvictSection", s.Name)
+		}
+	}
+	for _, s := range packed {
+		d, err := f.Data(s)
+		if err != nil || !bytes.Equal(d, inflated[s]) {
+			t.Fatalf("%s: decompressed contents differ after EvictSection (%v)", s.Name, err)
 		}
 	}
 

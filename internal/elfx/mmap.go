@@ -3,7 +3,6 @@ package elfx
 import (
 	"debug/elf"
 	"os"
-	"strings"
 	"sync"
 	"syscall"
 )
@@ -71,18 +70,18 @@ func mapFile(m *os.File, st os.FileInfo) []byte {
 
 // EvictSection drops from the process's resident set the pages of
 // f's mapping (or its debug file's) that lie wholly inside the contents
-// of section s. The pages stay in the page cache: a later read of the
-// section's data faults them in again from it, with the same bytes. A
-// pass over the whole file calls it for the sections it is done with, so
-// that its peak RSS does not hold every page it has read. It reads
-// nothing: a file that is not mapped (read through a reader, or given to
-// NewBytes), a compressed section (its data is in the heap) and a section
-// whose contents are not in the file are left alone, and so is every
-// page on systems other than Linux.
+// of section s in the file: for a compressed section, the compressed
+// bytes, which Data has decompressed into the heap. The pages stay in the
+// page cache: a later read of the section faults them in again from it,
+// with the same bytes. A pass over the whole file calls it for the
+// sections it is done with, so that its peak RSS does not hold every
+// page it has read. It reads nothing: a file that is not mapped (read
+// through a reader, or given to NewBytes) and a section whose contents
+// are not in the file are left alone, and so is every page on systems
+// other than Linux.
 func (f *File) EvictSection(s *elf.Section) {
 	o := f.owner(s)
-	if !o.mapped || s.Type == elf.SHT_NOBITS || s.Flags&elf.SHF_COMPRESSED != 0 || strings.HasPrefix(s.Name, ".zdebug") ||
-		o.checkInFile(s) != nil {
+	if !o.mapped || s.Type == elf.SHT_NOBITS || o.checkInFile(s) != nil {
 		return
 	}
 	// A mapping starts on a page: keep the pages the section shares with
