@@ -58,10 +58,15 @@ func (fd *feed) read(r *bufio.Reader) {
 	}
 	for {
 		line, err := r.ReadSlice('\n')
-		for err == bufio.ErrBufferFull {
-			var more []byte
-			more, err = r.ReadSlice('\n')
-			line = append(append([]byte(nil), line...), more...)
+		if err == bufio.ErrBufferFull {
+			// A line longer than r's buffer: the next read reuses the
+			// buffer, so the line so far is copied out first.
+			long := append([]byte(nil), line...)
+			for err == bufio.ErrBufferFull {
+				line, err = r.ReadSlice('\n')
+				long = append(long, line...)
+			}
+			line = long
 		}
 		for len(line) > 0 {
 			n := min(len(line), 1023)

@@ -298,3 +298,25 @@ func TestServeObjReadMidStream(t *testing.T) {
 		t.Errorf("Serve's answers differ from answering each line alone:\n%s", firstDiff(out.String(), want))
 	}
 }
+
+// TestServeLineLongerThanBuffer: a line longer than the reader's buffer
+// is answered as llvm-symbolizer answers it, each piece of 1023 bytes
+// alone, its bytes those of the input however many reads it took.
+func TestServeLineLongerThanBuffer(t *testing.T) {
+	bin := testbin.Path(t, "demo")
+	args := []string{"--obj=" + bin, "--output-style=JSON"}
+	var long strings.Builder
+	for i := 0; long.Len() < 600<<10; i++ {
+		fmt.Fprintf(&long, "0x%x ", 0x1000+i%0x400)
+	}
+	lines := []string{"0x1250", long.String(), "0x1251"}
+	want := wantServe(t, args, lines)
+	var out bytes.Buffer
+	w := bufio.NewWriter(&out)
+	if err := newTestServer(t, args).Serve(strings.NewReader(strings.Join(lines, "\n")+"\n"), w); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != want {
+		t.Errorf("Serve's answers differ from answering each piece alone:\n%s", firstDiff(out.String(), want))
+	}
+}
