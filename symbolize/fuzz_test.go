@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/splitdbg/splitdbg/internal/elfx"
@@ -56,13 +57,15 @@ func FuzzModule(f *testing.F) {
 	orig, with := withSections(f, "demo", ".debug_info", ".debug_abbrev")
 	f.Add(orig[0], orig[1])
 	f.Fuzz(func(t *testing.T, info, abbrev []byte) {
-		symbolizeAll(with(info, abbrev))
+		symbolizeAll(t, with(info, abbrev))
 	})
 }
 
 // symbolizeAll reads the ELF file data and, if it can, symbolizes the
-// first and last address and the data at the start of every fragment.
-func symbolizeAll(data []byte) {
+// first and last address and the data at the start of every fragment,
+// the addresses also as Serve does, a group at a time read ahead
+// (Module.warm), for the same frames.
+func symbolizeAll(t *testing.T, data []byte) {
 	ef, err := elfx.NewBytes("fuzz", data)
 	if err != nil {
 		return
@@ -74,6 +77,7 @@ func symbolizeAll(data []byte) {
 	o := &Options{Inlines: true, Demangle: true}
 	var frames []Frame
 	var first *splitinfo.Proc
+	var group []uint64 // at most warmGroup addresses
 	for p := range m.Procs().All() {
 		if first == nil || len(p.Fragments) > len(first.Fragments) {
 			first = p
@@ -82,6 +86,18 @@ func symbolizeAll(data []byte) {
 			frames = m.Frames(frames[:0], fr.Start, o)
 			frames = m.Frames(frames[:0], fr.End-1, o)
 			m.Data(fr.Start, o)
+			if len(group)+2 < warmGroup {
+				group = append(group, fr.Start, fr.End-1)
+			}
+		}
+	}
+	group = append(group, 0, ^uint64(0))
+	var where [warmGroup]found
+	m.warm(group, where[:len(group)])
+	for i, a := range group {
+		frames = m.Frames(frames[:0], a, o)
+		if got := m.framesAt(nil, a, where[i], o); !slices.Equal(got, frames) {
+			t.Errorf("%#x: after warm %+v, Frames %+v", a, got, frames)
 		}
 	}
 	if first == nil {
@@ -114,7 +130,7 @@ func FuzzModuleTables(f *testing.F) {
 	orig, with := withSections(f, "demo", ".debug_line", ".debug_rnglists", ".symtab")
 	f.Add(orig[0], orig[1], orig[2])
 	f.Fuzz(func(t *testing.T, line, rnglists, symtab []byte) {
-		symbolizeAll(with(line, rnglists, symtab))
+		symbolizeAll(t, with(line, rnglists, symtab))
 	})
 }
 
