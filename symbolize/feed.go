@@ -2,13 +2,14 @@ package symbolize
 
 import (
 	"bufio"
+	"bytes"
 	"io"
 )
 
 // feed reads input lines on its own goroutine, so that reading overlaps
 // answering, and hands them over in runs (lineBatch): a run ends where
-// the input has nothing more buffered (the next read may wait for the
-// peer) or where a batch is full.
+// the input has no further whole line buffered (the next read may wait
+// for the peer) or where a batch is full.
 type feed struct {
 	full chan *lineBatch
 	free chan *lineBatch
@@ -79,7 +80,7 @@ func (fd *feed) read(r *bufio.Reader) {
 			fd.send(lb)
 			return
 		}
-		if len(lb.ends) > 0 && (r.Buffered() == 0 || len(lb.ends) >= 1<<batchBits-1023) {
+		if len(lb.ends) > 0 && (!lineBuffered(r) || len(lb.ends) >= 1<<batchBits-1023) {
 			if !fd.send(lb) {
 				return
 			}
@@ -88,6 +89,14 @@ func (fd *feed) read(r *bufio.Reader) {
 			}
 		}
 	}
+}
+
+// lineBuffered reports whether r holds the whole of a next line: else
+// the next read may wait for the peer, which may be waiting for the
+// answers to the lines before.
+func lineBuffered(r *bufio.Reader) bool {
+	next, _ := r.Peek(r.Buffered())
+	return bytes.IndexByte(next, '\n') >= 0
 }
 
 // take returns an empty run, nil if the feed is stopped.

@@ -320,3 +320,42 @@ func TestServeLineLongerThanBuffer(t *testing.T) {
 		t.Errorf("Serve's answers differ from answering each piece alone:\n%s", firstDiff(out.String(), want))
 	}
 }
+
+// TestServeFlushesBeforePartialLine: when the input pauses in the middle
+// of a line, the lines before it are answered and flushed before Serve
+// waits for the rest.
+func TestServeFlushesBeforePartialLine(t *testing.T) {
+	bin := testbin.Path(t, "demo")
+	args := []string{"--obj=" + bin, "--output-style=JSON"}
+	s := newTestServer(t, args)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- s.Serve(inR, bufio.NewWriter(outW))
+		outW.Close()
+	}()
+	answers := bufio.NewReader(outR)
+	want := strings.Split(wantServe(t, args, []string{"0x1250", "0x1251"}), "\n")
+	for _, part := range []string{"0x1250\n0x12", "51\n"} {
+		go io.WriteString(inW, part)
+		got := make(chan string, 1)
+		go func() {
+			a, _ := answers.ReadString('\n')
+			got <- a
+		}()
+		select {
+		case a := <-got:
+			if a != want[0]+"\n" {
+				t.Errorf("after %q: answer %q, want %q", part, a, want[0])
+			}
+			want = want[1:]
+		case <-time.After(20 * time.Second):
+			t.Fatalf("after %q: no answer within 20s", part)
+		}
+	}
+	inW.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
