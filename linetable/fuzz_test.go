@@ -1,20 +1,20 @@
 package linetable_test
 
 import (
-	"debug/dwarf"
 	"debug/elf"
 	"runtime"
 	"testing"
 
+	"github.com/splitdbg/splitdbg/internal/dies"
 	"github.com/splitdbg/splitdbg/internal/dwarfline"
 	"github.com/splitdbg/splitdbg/internal/testbin"
 	"github.com/splitdbg/splitdbg/linetable"
 	"github.com/splitdbg/splitdbg/splitinfo"
 )
 
-// dwarfWithLine returns a constructor of bin's DWARF with .debug_line
-// replaced.
-func dwarfWithLine(tb testing.TB, bin string) (orig []byte, build func(line []byte) (*dwarf.Data, *dwarfline.Sections, error), procs *splitinfo.Table) {
+// dwarfWithLine returns bin's .debug_line and a constructor of bin's
+// DWARF with .debug_line replaced.
+func dwarfWithLine(tb testing.TB, bin string) (orig []byte, build func(line []byte) (*dies.Data, *dwarfline.Sections), procs *splitinfo.Table) {
 	f, err := elf.Open(testbin.Path(tb, bin))
 	if err != nil {
 		tb.Fatal(err)
@@ -31,31 +31,21 @@ func dwarfWithLine(tb testing.TB, bin string) (orig []byte, build func(line []by
 		}
 		return d
 	}
-	abbrev, info, str, ranges := sec(".debug_abbrev"), sec(".debug_info"), sec(".debug_str"), sec(".debug_ranges")
-	extra := map[string][]byte{}
-	for _, n := range []string{".debug_line_str", ".debug_rnglists", ".debug_str_offsets", ".debug_addr", ".debug_loclists"} {
-		if d := sec(n); d != nil {
-			extra[n] = d
-		}
+	// The units are read as FromELF reads them (dies): only the line
+	// programs are mutated.
+	d, err := dies.New(bin, dies.Sections{Info: sec(".debug_info"), Abbrev: sec(".debug_abbrev"), Str: sec(".debug_str"),
+		LineStr: sec(".debug_line_str"), StrOffsets: sec(".debug_str_offsets"), Addr: sec(".debug_addr"),
+		Ranges: sec(".debug_ranges"), Rnglists: sec(".debug_rnglists"), ByteOrder: f.ByteOrder})
+	if err != nil {
+		tb.Fatal(err)
 	}
 	procs, err = splitinfo.Open(testbin.Path(tb, bin))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	lineStr, origLine := sec(".debug_line_str"), sec(".debug_line")
-	return origLine, func(line []byte) (*dwarf.Data, *dwarfline.Sections, error) {
-		// debug/dwarf gets the original .debug_line: only ours reads the
-		// mutated one.
-		d, err := dwarf.New(abbrev, nil, nil, info, origLine, nil, ranges, str)
-		if err != nil {
-			return nil, nil, err
-		}
-		for n, b := range extra {
-			if err := d.AddSection(n, b); err != nil {
-				return nil, nil, err
-			}
-		}
-		return d, &dwarfline.Sections{Line: line, LineStr: lineStr, Str: str}, nil
+	lineStr, str := sec(".debug_line_str"), sec(".debug_str")
+	return sec(".debug_line"), func(line []byte) (*dies.Data, *dwarfline.Sections) {
+		return d, &dwarfline.Sections{Line: line, LineStr: lineStr, Str: str}
 	}, procs
 }
 
@@ -67,13 +57,10 @@ func FuzzLineTable(f *testing.F) {
 	orig4, _, _ := dwarfWithLine(f, "gcc-cold-dwarf4")
 	f.Add(orig4)
 	f.Fuzz(func(t *testing.T, line []byte) {
-		d, secs, err := build(line)
-		if err != nil {
-			return
-		}
+		d, secs := build(line)
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		tab, err := linetable.New(procs, linetable.NewDWARFSource(d, secs.Line, secs.LineStr, secs.Str), nil)
+		tab, err := linetable.New(procs, linetable.NewUnitsSource(d, secs), nil)
 		runtime.ReadMemStats(&after)
 		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<20+uint64(len(line))*256 {
 			t.Fatalf("allocated %d bytes for a %d-byte .debug_line", alloc, len(line))

@@ -74,31 +74,6 @@ type lineUnit struct {
 	addrSize int
 }
 
-// NewDWARFSource returns the line rows of d, whose line programs are in
-// line (the contents of .debug_line), with the strings they refer to in
-// lineStr (.debug_line_str, DWARF 5) and str (.debug_str).
-func NewDWARFSource(d *dwarf.Data, line, lineStr, str []byte) *DWARFSource {
-	units := dies.NewReader(d)
-	secs := &dwarfline.Sections{Line: line, LineStr: lineStr, Str: str}
-	return &DWARFSource{secs: secs, seen: make(map[uint64]bool), hint: len(line) / 3,
-		unit: func() (lineUnit, bool, bool, error) {
-			cu, err := units.Next()
-			if err != nil {
-				return lineUnit{}, false, false, fmt.Errorf("DWARF: %w", err)
-			}
-			if cu == nil {
-				return lineUnit{}, false, true, nil
-			}
-			units.SkipChildren()
-			off, ok := cu.Val(dwarf.AttrStmtList).(int64)
-			if !ok || cu.Tag != dwarf.TagCompileUnit && cu.Tag != dwarf.TagPartialUnit {
-				return lineUnit{}, false, false, nil
-			}
-			compDir, _ := cu.Val(dwarf.AttrCompDir).(string)
-			return lineUnit{uint64(off), compDir, units.AddressSize()}, true, false, nil
-		}}
-}
-
 // newUnitsSource returns the line rows of the units of d (those of
 // scope s; nil: every unit), whose line programs are in secs: it reads
 // each unit's first entry alone (a dies.Walker), as NewInlines reads
