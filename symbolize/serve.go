@@ -144,8 +144,9 @@ type module struct {
 // their files, reports errors), every core renders a prepared batch in
 // address order (renderBatch), and while one batch renders the caller's
 // goroutine writes the one before it, in input order, and prepares the
-// one after. When Serve returns before in ends (the output failed), the
-// reading goroutine ends when its pending Read returns.
+// one after. When a write to out fails, Serve returns its error once the
+// batch rendering is done; the reading goroutine ends when its pending
+// Read returns.
 func (s *Server) Serve(in io.Reader, out *bufio.Writer) error {
 	fd := startFeed(in)
 	defer fd.stop()
@@ -156,20 +157,23 @@ func (s *Server) Serve(in io.Reader, out *bufio.Writer) error {
 		nextFree = 0
 	)
 	// finish waits for the batch in flight and writes it.
-	finish := func() {
+	finish := func() error {
 		if flight == nil {
-			return
+			return nil
 		}
 		wait()
-		flight.write(out)
+		b := flight
 		flight = nil
+		return b.write(out)
 	}
 	for {
 		lb, ready := fd.tryNext()
 		if !ready {
 			// The reader has nothing yet: answer every line read so far
 			// before waiting for more.
-			finish()
+			if err := finish(); err != nil {
+				return err
+			}
 			if err := out.Flush(); err != nil {
 				return err
 			}
@@ -190,14 +194,21 @@ func (s *Server) Serve(in io.Reader, out *bufio.Writer) error {
 			nextFree ^= 1
 			s.prepareBatch(b, lb.lines[:part[len(part)-1]], part, from)
 			w := s.renderBatch(b)
-			finish() // the batch before, while this one renders
+			// The batch before, while this one renders.
+			if err := finish(); err != nil {
+				w()
+				return err
+			}
 			flight, wait = b, w
 		}
 		err := lb.err
 		fd.recycle(lb)
 		if err != nil {
-			finish()
-			if ferr := out.Flush(); err == io.EOF {
+			ferr := finish()
+			if ferr == nil {
+				ferr = out.Flush()
+			}
+			if err == io.EOF {
 				return ferr
 			}
 			return err
@@ -344,11 +355,15 @@ func (s *Server) renderBatch(b *batch) (wait func()) {
 	}
 }
 
-// write writes the rendered answers of b in input order.
-func (b *batch) write(out *bufio.Writer) {
+// write writes the rendered answers of b in input order, up to out's
+// first error.
+func (b *batch) write(out *bufio.Writer) error {
 	for _, sp := range b.spans[:b.n] {
-		out.Write(b.bufs[sp.buf][sp.start:sp.end])
+		if _, err := out.Write(b.bufs[sp.buf][sp.start:sp.end]); err != nil {
+			return err
+		}
 	}
+	return nil
 }
 
 // addrOrder sets order to the indices k < n for which addr(k) gives an

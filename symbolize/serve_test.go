@@ -359,3 +359,42 @@ func TestServeFlushesBeforePartialLine(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// endless gives line over and over, never pausing.
+type endless struct {
+	line string
+	at   int
+}
+
+func (r *endless) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		c := copy(p[n:], r.line[r.at:])
+		n += c
+		r.at = (r.at + c) % len(r.line)
+	}
+	return n, nil
+}
+
+// failingWriter fails every write.
+type failingWriter struct{ err error }
+
+func (w failingWriter) Write([]byte) (int, error) { return 0, w.err }
+
+// TestServeStopsOnWriteError: when the output fails, Serve returns its
+// error, even while the input keeps coming without a pause.
+func TestServeStopsOnWriteError(t *testing.T) {
+	bin := testbin.Path(t, "demo")
+	s := newTestServer(t, []string{"--obj=" + bin})
+	boom := errors.New("boom")
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(&endless{line: "0x1250\n"}, bufio.NewWriterSize(failingWriter{boom}, 4096)) }()
+	select {
+	case err := <-done:
+		if err != boom {
+			t.Errorf("Serve returns %v, want %v", err, boom)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Serve still answering 20s after its output failed")
+	}
+}
