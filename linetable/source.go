@@ -51,11 +51,9 @@ type Source interface {
 // DWARFSource reads the .debug_line program of every compile unit, with
 // splitdbg's own decoder (internal/dwarfline).
 type DWARFSource struct {
-	secs *dwarfline.Sections
-	// unit returns the next unit's line program offset (ok false if it
-	// has none), compilation directory and address size; done after the
-	// last unit.
-	unit   func() (u lineUnit, ok, done bool, err error)
+	secs   *dwarfline.Sections
+	walker *dies.Walker // reads each unit's first entry alone
+	units  []int        // the units still to read
 	prog   *dwarfline.Program
 	names  []string // cleaned names of prog's files
 	raw    []*FileNames
@@ -79,32 +77,35 @@ type lineUnit struct {
 // each unit's first entry alone (a dies.Walker), as NewInlines reads
 // the same units.
 func newUnitsSource(d *dies.Data, secs *dwarfline.Sections, s *splitinfo.Scope) *DWARFSource {
-	w := d.NewWalker(dwarf.AttrStmtList, dwarf.AttrCompDir)
-	units := slices.Collect(s.Units(len(d.Units())))
 	src := &DWARFSource{secs: secs, seen: make(map[uint64]bool),
-		unit: func() (lineUnit, bool, bool, error) {
-			if len(units) == 0 {
-				return lineUnit{}, false, true, nil
-			}
-			w.Reset(units[0])
-			units = units[1:]
-			cu, err := w.Next()
-			if err != nil {
-				return lineUnit{}, false, false, err
-			}
-			if cu == nil || cu.Tag != dwarf.TagCompileUnit && cu.Tag != dwarf.TagPartialUnit {
-				return lineUnit{}, false, false, nil
-			}
-			off, ok := cu.SecOffset(0)
-			compDir, _ := cu.String(1)
-			return lineUnit{off, compDir, int(w.Unit().AddrSize)}, ok, false, nil
-		}}
+		walker: d.NewWalker(dwarf.AttrStmtList, dwarf.AttrCompDir), units: slices.Collect(s.Units(len(d.Units())))}
 	if s == nil {
 		// A row takes at least one byte of line program and usually
 		// about three; a few units' share of the section is not known.
 		src.hint = len(secs.Line) / 3
 	}
 	return src
+}
+
+// nextUnit returns the next unit's line program offset (ok false if it
+// has none), compilation directory and address size; done after the
+// last unit.
+func (s *DWARFSource) nextUnit() (u lineUnit, ok, done bool, err error) {
+	if len(s.units) == 0 {
+		return lineUnit{}, false, true, nil
+	}
+	s.walker.Reset(s.units[0])
+	s.units = s.units[1:]
+	cu, err := s.walker.Next()
+	if err != nil {
+		return lineUnit{}, false, false, err
+	}
+	if cu == nil || cu.Tag != dwarf.TagCompileUnit && cu.Tag != dwarf.TagPartialUnit {
+		return lineUnit{}, false, false, nil
+	}
+	off, ok := cu.SecOffset(0)
+	compDir, _ := cu.String(1)
+	return lineUnit{off, compDir, int(s.walker.Unit().AddrSize)}, ok, false, nil
 }
 
 // SizeHint estimates the number of rows.
@@ -114,7 +115,7 @@ func (s *DWARFSource) SizeHint() int { return s.hint }
 func (s *DWARFSource) Next(r *Row) error {
 	for {
 		if s.prog == nil {
-			u, ok, done, err := s.unit()
+			u, ok, done, err := s.nextUnit()
 			if err != nil {
 				return err
 			}
