@@ -126,6 +126,10 @@ func checkJoined(t *testing.T, s split, stripped, debugPath string) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("code symbols (-unstripped +joined):\n%s", diff)
 	}
+	// Callers size their symbol slices by it: the debug file's table.
+	if n, m := f.SymtabLen(), o.SymtabLen(); n != m || n < len(got) {
+		t.Errorf("SymtabLen %d joined, %d unstripped; %d code symbols", n, m, len(got))
+	}
 	for _, sec := range []string{".debug_info", ".debug_line", ".debug_abbrev"} {
 		w, _, err := o.SectionData(sec)
 		if err != nil {

@@ -147,10 +147,12 @@ func (o order) u64(b []byte) uint64 {
 	return binary.LittleEndian.Uint64(b)
 }
 
-// SymtabLen returns the number of entries of the file's own .symtab
-// within the file, 0 if it has none: room for the symbols EachSymbol
-// yields.
+// SymtabLen returns the number of entries, within its file, of the
+// .symtab whose symbols CodeSymbols and EachCodeSymbol read (the file's
+// own, or its debug file's when the file is stripped), 0 if there is
+// none: room for the symbols they yield.
 func (f *File) SymtabLen() int {
+	f = f.symbolSource()
 	t := f.File.Section(".symtab")
 	if t == nil || t.Type != elf.SHT_SYMTAB || f.size < 0 || f.checkInFile(t) != nil {
 		return 0
