@@ -138,18 +138,24 @@ func newTestServer(t *testing.T, args []string) *Server {
 func TestServeOrder(t *testing.T) {
 	bin := testbin.Path(t, "demo")
 	lines := serveLines(3*serveBatch + 1234)
-	in := strings.Join(lines, "\n") + "\n"
 	for _, style := range []string{"LLVM", "GNU", "JSON"} {
 		args := []string{"--obj=" + bin, "--output-style=" + style}
-		want := wantServe(t, args, lines)
-		var out bytes.Buffer
-		w := bufio.NewWriter(&out)
-		if err := newTestServer(t, args).Serve(strings.NewReader(in), w); err != nil {
-			t.Fatal(err)
-		}
-		if out.String() != want {
-			t.Errorf("%s: Serve's answers differ from answering each line alone:\n%s", style, firstDiff(out.String(), want))
-		}
+		checkServe(t, newTestServer(t, args), args, lines)
+	}
+}
+
+// checkServe checks that s's Serve answers lines, fed at once, as
+// wantServe answers each alone under args.
+func checkServe(t *testing.T, s *Server, args, lines []string) {
+	t.Helper()
+	want := wantServe(t, args, lines)
+	var out bytes.Buffer
+	w := bufio.NewWriter(&out)
+	if err := s.Serve(strings.NewReader(strings.Join(lines, "\n")+"\n"), w); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != want {
+		t.Errorf("%v: Serve's answers differ from answering each line alone:\n%s", args, firstDiff(out.String(), want))
 	}
 }
 
@@ -284,19 +290,11 @@ func TestServeObjReadMidStream(t *testing.T) {
 	}
 	lines = append(lines, serveLines(2*serveBatch)...)
 	args := []string{"--obj=" + bin, "--output-style=JSON"}
-	want := wantServe(t, args, lines)
 	cfg, _, _, err := ParseArgs(args, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out bytes.Buffer
-	w := bufio.NewWriter(&out)
-	if err := NewServer(cfg, "test", io.Discard).Serve(strings.NewReader(strings.Join(lines, "\n")+"\n"), w); err != nil {
-		t.Fatal(err)
-	}
-	if out.String() != want {
-		t.Errorf("Serve's answers differ from answering each line alone:\n%s", firstDiff(out.String(), want))
-	}
+	checkServe(t, NewServer(cfg, "test", io.Discard), args, lines) // no CheckObj
 }
 
 // TestServeLineLongerThanBuffer: a line longer than the reader's buffer
@@ -309,16 +307,7 @@ func TestServeLineLongerThanBuffer(t *testing.T) {
 	for i := 0; long.Len() < 600<<10; i++ {
 		fmt.Fprintf(&long, "0x%x ", 0x1000+i%0x400)
 	}
-	lines := []string{"0x1250", long.String(), "0x1251"}
-	want := wantServe(t, args, lines)
-	var out bytes.Buffer
-	w := bufio.NewWriter(&out)
-	if err := newTestServer(t, args).Serve(strings.NewReader(strings.Join(lines, "\n")+"\n"), w); err != nil {
-		t.Fatal(err)
-	}
-	if out.String() != want {
-		t.Errorf("Serve's answers differ from answering each piece alone:\n%s", firstDiff(out.String(), want))
-	}
+	checkServe(t, newTestServer(t, args), args, []string{"0x1250", long.String(), "0x1251"})
 }
 
 // TestServeFlushesBeforePartialLine: when the input pauses in the middle
